@@ -1,0 +1,36 @@
+# hugelab top-level entry points.  See README.md.
+#   make lab     fresh Debian 12 machine -> kernel, image, fleet, runs, reports
+#   make test    the full suite (what CI runs through .ci/run)
+#   make check   the fast subset: builds, unit tests, linters; no guests
+
+HUGELAB_CACHE ?= /var/cache/hugelab
+INVENTORY ?= inventory
+export HUGELAB_CACHE
+
+# Fast steps (no guests), then the guest steps in rising cost.
+CHECK_STEPS := workloads:check kernel-build:check reports:check lint-lab
+TEST_STEPS := $(CHECK_STEPS) workloads:smoke kernel-build:test e2e
+
+.PHONY: lab test check deps lint-lab e2e teardown
+
+lab:
+	tests/deps.sh lab
+	ansible-playbook -i $(INVENTORY) site.yml
+
+test:
+	tests/deps.sh all
+	tests/run-suite $(TEST_STEPS)
+
+check:
+	tests/deps.sh check
+	tests/run-suite $(CHECK_STEPS)
+
+lint-lab:
+	ansible-playbook -i $(INVENTORY) --syntax-check site.yml playbooks/teardown.yml
+	ansible-lint -q site.yml playbooks/
+
+e2e:
+	tests/e2e/run
+
+teardown:
+	ansible-playbook -i $(INVENTORY) playbooks/teardown.yml
