@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Kernel log scanner, see kmsg.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kmsg.h"
+
+static const char *const patterns[] = {
+	"WARNING:",                     /* incl. suspicious RCU usage, lockdep */
+	"BUG:",                         /* incl. soft lockup, sleeping function */
+	"kernel BUG at",
+	"Oops",
+	"Bad page",
+	"general protection fault",
+	"Kernel panic",
+	"possible circular locking",
+	"possible recursive locking",
+	"inconsistent lock state",
+	"suspicious RCU usage",
+	"rcu_sched detected stall",
+	"rcu_preempt detected stall",
+	"rcu: INFO:",
+	"self-detected stall",
+	"INFO: task ",                  /* ... blocked for more than N seconds */
+	"blocked for more than",
+	"KASAN:",
+	"UBSAN:",
+	"list_add corruption",
+	"list_del corruption",
+};
+
+const char *kmsg_match(const char *msg)
+{
+	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++)
+		if (strstr(msg, patterns[i]))
+			return patterns[i];
+	return NULL;
+}
+
+const char *kmsg_record_text(const char *rec, size_t *len)
+{
+	const char *p = strchr(rec, ';');
+
+	p = p ? p + 1 : rec;
+	*len = strcspn(p, "\n");
+	return p;
+}
+
+void kmsg_init(struct kmsg_scan *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->fd = -1;
+}
+
+int kmsg_open(struct kmsg_scan *k)
+{
+	kmsg_init(k);
+	k->fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (k->fd < 0)
+		return -1;
+	if (lseek(k->fd, 0, SEEK_END) < 0) {
+		close(k->fd);
+		k->fd = -1;
+		return -1;
+	}
+	k->available = true;
+	return 0;
+}
+
+static void add_line(struct kmsg_scan *k, const char *s)
+{
+	if (k->n >= KMSG_MAX_EXCERPT) {
+		k->truncated = true;
+		return;
+	}
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 32;
+		char **nv = realloc(k->excerpt, cap * sizeof(*nv));
+
+		if (!nv)
+			return;
+		k->excerpt = nv;
+		k->cap = cap;
+	}
+	char *d = strdup(s);
+
+	if (d)
+		k->excerpt[k->n++] = d;
+}
+
+void kmsg_feed(struct kmsg_scan *k, const char *msg)
+{
+	if (kmsg_match(msg)) {
+		k->findings++;
+		if (k->after_left == 0)
+			for (int i = 0; i < k->ring_n; i++)
+				add_line(k, k->ring[i]);
+		k->ring_n = 0;
+		add_line(k, msg);
+		k->after_left = KMSG_CTX_AFTER;
+		return;
+	}
+	if (k->after_left > 0) {
+		add_line(k, msg);
+		k->after_left--;
+		return;
+	}
+	if (k->ring_n == KMSG_CTX_BEFORE) {
+		memmove(k->ring[0], k->ring[1],
+			sizeof(k->ring[0]) * (KMSG_CTX_BEFORE - 1));
+		k->ring_n--;
+	}
+	snprintf(k->ring[k->ring_n++], KMSG_LINE, "%s", msg);
+}
+
+void kmsg_poll(struct kmsg_scan *k)
+{
+	char rec[8192], line[KMSG_LINE];
+
+	if (k->fd < 0)
+		return;
+	for (;;) {
+		ssize_t n = read(k->fd, rec, sizeof(rec) - 1);
+
+		if (n < 0 && errno == EPIPE)
+			continue;       /* records overwritten: go on */
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;          /* EAGAIN: nothing new */
+		rec[n] = 0;
+
+		size_t len;
+		const char *t = kmsg_record_text(rec, &len);
+
+		if (len >= sizeof(line))
+			len = sizeof(line) - 1;
+		memcpy(line, t, len);
+		line[len] = 0;
+		kmsg_feed(k, line);
+	}
+}
+
+void kmsg_json(struct json *j, const struct kmsg_scan *k)
+{
+	json_key(j, "kernel_log");
+	json_obj_begin(j);
+	json_kv_bool(j, "available", k->available);
+	json_kv_uint(j, "warnings", k->findings);
+	json_kv_bool(j, "truncated", k->truncated);
+	json_key(j, "excerpt");
+	json_arr_begin(j);
+	for (size_t i = 0; i < k->n; i++)
+		json_str(j, k->excerpt[i]);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+void kmsg_close(struct kmsg_scan *k)
+{
+	if (k->fd >= 0)
+		close(k->fd);
+	for (size_t i = 0; i < k->n; i++)
+		free(k->excerpt[i]);
+	free(k->excerpt);
+	kmsg_init(k);
+}

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Page-table savings model, see model.h. */
+#include <string.h>
+
+#include "model.h"
+
+static uint64_t spans(uint64_t start, uint64_t size, uint64_t unit)
+{
+	uint64_t first = start / unit, last = (start + size - 1) / unit;
+
+	return last - first + 1;
+}
+
+int model_compute(const struct model_cfg *c, struct model_res *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (c->size == 0 || c->start + c->size < c->start)
+		return -1;
+	if (c->page_size != 4096 && c->page_size != MODEL_PMD_SPAN &&
+	    c->page_size != MODEL_SLOT)
+		return -1;
+	if (c->start % c->page_size || c->size % c->page_size)
+		return -1;
+
+	uint64_t end = c->start + c->size;
+
+	r->slots = spans(c->start, c->size, MODEL_SLOT);
+	for (uint64_t s = c->start / MODEL_SLOT; s * MODEL_SLOT < end; s++)
+		if (s * MODEL_SLOT >= c->start && (s + 1) * MODEL_SLOT <= end)
+			r->full_slots++;
+
+	switch (c->page_size) {
+	case 4096:
+		r->pte_pages_per_session = spans(c->start, c->size, MODEL_PMD_SPAN);
+		r->pmd_pages_per_session = r->slots;
+		break;
+	case MODEL_PMD_SPAN:
+		r->shared_slots = c->may_share ? r->full_slots : 0;
+		r->pmd_pages_per_session = r->slots - r->shared_slots;
+		break;
+	default:
+		break;          /* 1 GiB pages: PUD entries only */
+	}
+	r->sharing = r->shared_slots > 0;
+	r->marginal_bytes = (r->pte_pages_per_session + r->pmd_pages_per_session) *
+			    MODEL_PT_PAGE;
+	r->shared_bytes = c->sessions ? r->shared_slots * MODEL_PT_PAGE : 0;
+	r->expected_bytes = c->sessions * r->marginal_bytes + r->shared_bytes;
+	r->per_session_bytes = c->sessions ?
+		(double)r->expected_bytes / (double)c->sessions : 0.0;
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Strict option value parsers: they reject empty strings, signs, junk and
+ * overflow, and return 0 on success, -1 on error (*out untouched). */
+#ifndef HUGELAB_OPTS_H
+#define HUGELAB_OPTS_H
+
+#include <stdint.h>
+
+/* "4096", "4K", "512M", "2M", "1G", "3T" (binary units, K/M/G/T in either
+ * case, optional trailing "iB" or "B"). */
+int parse_size(const char *s, uint64_t *out);
+/* Decimal integer in [min, max]. */
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/*
+ * Comma-separated names from `names` (NULL-terminated, at most 64) into a
+ * bit mask (bit i = names[i]).  "" and "none" give 0.  Unknown or repeated
+ * names are errors; *bad (if not NULL) points at the offending name.
+ */
+int parse_list(const char *s, const char *const *names, uint64_t *mask,
+	       const char **bad);
+/* Index of s in names (NULL-terminated), or -1. */
+int parse_choice(const char *s, const char *const *names);
+/* Human size for messages: "2M", "1G", "4K", "123" into buf. */
+const char *fmt_size(uint64_t v, char *buf, int size);
+
+#endif
