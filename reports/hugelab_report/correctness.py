@@ -1,0 +1,165 @@
+"""Correctness: kernel warnings per guest (from the results and the serial
+console), racer results, huge page accounting, peer selftests, and one
+check per finding for JUnit."""
+
+import re
+
+# Console lines that are kernel findings (the same families the workloads
+# look for in dmesg, workloads/SCHEMA.md kernel_log).
+FINDING = re.compile(
+    r"WARNING:|BUG:|Oops|Bad page|kernel BUG|Kernel panic|"
+    r"possible circular locking|possible recursive locking|"
+    r"inconsistent lock state|lockdep|"
+    r"rcu_sched detected stall|rcu: INFO: .*detected stalls?|"
+    r"INFO: task .* blocked for more than|general protection fault|"
+    r"UBSAN:|KASAN:")
+CONTEXT = 3
+MAX_EXCERPT = 60
+
+
+def console_findings(text):
+    """(count, excerpt): finding lines in a console log with CONTEXT lines
+    either side, at most MAX_EXCERPT lines of excerpt."""
+    if not text:
+        return 0, []
+    lines = text.splitlines()
+    hits = [i for i, ln in enumerate(lines) if FINDING.search(ln)]
+    keep = set()
+    for i in hits:
+        keep.update(range(max(0, i - CONTEXT),
+                          min(len(lines), i + CONTEXT + 1)))
+    excerpt, last = [], None
+    for i in sorted(keep):
+        if last is not None and i != last + 1:
+            excerpt.append("...")
+        excerpt.append(lines[i].rstrip())
+        last = i
+    return len(hits), excerpt[:MAX_EXCERPT]
+
+
+def _check(suite, name, ok, message="", skip=False, output=None):
+    c = {"suite": suite, "name": name,
+         "status": "skip" if skip else ("pass" if ok else "fail"),
+         "message": message}
+    if output:
+        c["output"] = output
+    return c
+
+
+def guest_of(g):
+    count, excerpt = console_findings(g.console)
+    result_warnings = 0
+    result_excerpt = []
+    experiments, racers, accounting, selftests = [], [], [], []
+    checks = []
+    suite = "correctness"
+    for r in g.results:
+        kl = r.get("kernel_log") or {}
+        w = kl.get("warnings") or 0
+        result_warnings += w
+        if w:
+            result_excerpt.extend(kl.get("excerpt") or [])
+        status = r.get("status")
+        experiments.append({"name": r.name, "program": r.program,
+                            "status": status,
+                            "failures": r.get("failures") or [],
+                            "kernel_warnings": w})
+        checks.append(_check(
+            suite, "%s/%s status" % (g.name, r.name), status == "ok",
+            "; ".join(r.get("failures") or []) or "status %s" % status))
+        verify = r.get("errors", "verify")
+        if verify is not None:
+            name = "%s/%s data verify" % (g.name, r.name)
+            checks.append(_check(suite, name, verify == 0,
+                                 "%d verify errors" % verify))
+        for size, hp in sorted((r.get("hugepages") or {}).items()):
+            if not isinstance(hp, dict):
+                continue
+            accounting.append({"experiment": r.name, "page_size": size,
+                               "before": hp.get("before"),
+                               "after": hp.get("after"),
+                               "returned": hp.get("returned")})
+            if hp.get("returned") is not None:
+                checks.append(_check(
+                    suite, "%s/%s hugepages %s returned" % (g.name, r.name,
+                                                            size),
+                    hp.get("returned") is True,
+                    "before %s after %s" % (hp.get("before"),
+                                            hp.get("after"))))
+        if r.program == "racer":
+            racers.append({
+                "experiment": r.name, "status": status,
+                "reads": r.get("reads"), "tag_errors": r.get("tag_errors"),
+                "tag_error_samples": r.get("tag_error_samples") or [],
+                "unshare_ops": r.get("unshare_ops") or {},
+                "config": r.config})
+            te = r.get("tag_errors")
+            if te is not None:
+                name = "%s/%s racer tags" % (g.name, r.name)
+                checks.append(_check(suite, name, te == 0,
+                                     "%d tag errors" % te))
+        if r.program == "selftest":
+            for t in r.get("tests") or []:
+                st = t.get("status")
+                selftests.append({"experiment": r.name, "name": t.get("name"),
+                                  "status": st, "seconds": t.get("seconds"),
+                                  "output_excerpt": t.get("output_excerpt")})
+                checks.append(_check(
+                    "selftest", "%s/%s/%s" % (g.name, r.name, t.get("name")),
+                    st == "pass", "status %s" % st, skip=(st == "skip"),
+                    output=t.get("output_excerpt")))
+    for name in g.missing_results:
+        checks.append(_check(suite, "%s/%s result present" % (g.name, name),
+                             False, "guest.json names a result that is "
+                             "missing"))
+    for exp in g.experiments:
+        if exp.get("status") not in (None, "ok") and not any(
+                e["name"] == exp.get("name") for e in experiments):
+            name = "%s/%s status" % (g.name, exp.get("name"))
+            checks.append(_check(suite, name, False,
+                                 "status %s" % exp.get("status")))
+    checks.insert(0, _check(suite, "%s guest status" % g.name,
+                            g.status == "ok", "status %s" % g.status,
+                            output="\n".join(g.doc.get("console_excerpt")
+                                             or [])))
+    verified = g.kernel.get("verified")
+    if verified is not None:
+        checks.insert(1, _check(suite, "%s kernel verified" % g.name,
+                                verified is True,
+                                "running kernel %s" % g.kernel.get("release")))
+    warnings = max(count, result_warnings)
+    expect = (g.doc.get("expect") or {}).get("kernel_warnings")
+    if expect:
+        checks.insert(1, _check(
+            suite, "%s kernel warning reproduced" % g.name, warnings > 0,
+            "%d findings (expected some)" % warnings,
+            output="\n".join(excerpt or result_excerpt)))
+    else:
+        checks.insert(1, _check(
+            suite, "%s no kernel warnings" % g.name, warnings == 0,
+            "%d findings on the console, %d in results" % (count,
+                                                           result_warnings),
+            output="\n".join(excerpt or result_excerpt)))
+    return {
+        "status": g.status,
+        "console_excerpt": g.doc.get("console_excerpt") or [],
+        "kernel_warnings": warnings,
+        "console_findings": count,
+        "result_warnings": result_warnings,
+        "expect_warnings": bool(expect),
+        "warning_excerpt": excerpt or result_excerpt[:MAX_EXCERPT],
+        "experiments": experiments,
+        "racers": racers,
+        "hugepages": accounting,
+        "selftests": selftests,
+        "checks": checks,
+    }
+
+
+def analyse(run):
+    guests = {g.name: guest_of(g) for g in run.guests}
+    checks = [c for g in guests.values() for c in g["checks"]]
+    if not run.guests:
+        checks.append(_check("correctness", "run has guests", False,
+                             "manifest lists no guest"))
+    return {"guests": guests, "checks": checks}

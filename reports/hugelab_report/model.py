@@ -1,0 +1,171 @@
+"""The page-table savings model (/work/shared/KERNEL-NOTES.md, x86_64).
+
+A PMD page-table page (4 KiB) maps one 1 GiB-aligned slot of 2 MiB pages.
+Processes that map the same hugetlbfs range at the same 1 GiB-congruent
+address and cover the whole slot share one PMD page per slot; a slot the
+mapping covers only partly cannot be shared and costs every process its own
+PMD page.  4 KiB pages cost a PTE page per 2 MiB plus the PMD pages; 1 GiB
+pages are mapped at the PUD level and cost no PMD page.
+
+Everything here is pure arithmetic on the configuration; the measured
+figures are compared against it by savings.py.
+"""
+
+import math
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+TiB = 1024 * GiB
+PT_PAGE = 4 * KiB          # one page-table page
+PMD_SPAN = GiB             # what one PMD page maps
+PTE_SPAN = 2 * MiB         # what one PTE page maps
+SKEW = 2 * MiB             # skewed placement: 2 MiB past a 1 GiB boundary
+
+MODES = ("4k", "2m-aligned", "2m-skewed", "1g")
+MODE_TITLES = {
+    "4k": "4 KiB pages",
+    "2m-aligned": "2 MiB pages, 1 GiB-aligned (shared PMD)",
+    "2m-skewed": "2 MiB pages, skewed by 2 MiB (no sharing)",
+    "1g": "1 GiB pages",
+}
+
+
+def mode_of(config):
+    """Page mode of a shmdb configuration, or None if it has no page size."""
+    ps = config.get("page_size")
+    if config.get("backing") == "anon" or ps == 4 * KiB:
+        return "4k"
+    if ps == 2 * MiB:
+        if config.get("placement") == "skewed":
+            return "2m-skewed"
+        return "2m-aligned"
+    if ps == GiB:
+        return "1g"
+    return None
+
+
+def slots(size, offset=0):
+    """(total, full) 1 GiB slots touched by [offset, offset + size)."""
+    if size <= 0:
+        return 0, 0
+    start, end = offset, offset + size
+    first = start // PMD_SPAN
+    last = (end - 1) // PMD_SPAN
+    total = last - first + 1
+    full_first = -(-start // PMD_SPAN)          # ceil
+    full_last = end // PMD_SPAN                 # exclusive
+    full = max(0, full_last - full_first)
+    return total, full
+
+
+def offset_of(mode):
+    return SKEW if mode == "2m-skewed" else 0
+
+
+class Expectation:
+    """Model figures for `mappers` processes mapping `size` bytes in `mode`.
+
+    `marginal_pages` is what one more process costs in page-table pages,
+    `first_pages` what the first one costs; total pages are
+    first + (mappers - 1) * marginal.
+    """
+
+    def __init__(self, mode, size, mappers):
+        self.mode = mode
+        self.size = size
+        self.mappers = mappers
+        self.slots, self.full_slots = slots(size, offset_of(mode))
+        if mode == "4k":
+            pte = math.ceil(size / PTE_SPAN)
+            self.marginal_pages = pte + self.slots
+            self.first_pages = self.marginal_pages
+        elif mode in ("2m-aligned", "2m-skewed"):
+            partial = self.slots - self.full_slots
+            self.marginal_pages = partial
+            self.first_pages = self.slots
+        elif mode == "1g":
+            self.marginal_pages = 0
+            self.first_pages = 0
+        else:
+            raise ValueError("unknown mode %r" % mode)
+        self.sharing = (mode.startswith("2m") and self.full_slots > 0
+                        and mappers > 1)
+
+    @property
+    def pages(self):
+        if self.mappers <= 0:
+            return 0
+        return self.first_pages + (self.mappers - 1) * self.marginal_pages
+
+    @property
+    def bytes(self):
+        return self.pages * PT_PAGE
+
+    @property
+    def per_process_bytes(self):
+        return self.bytes / self.mappers if self.mappers else 0.0
+
+    @property
+    def shared_pmd_events(self):
+        """PMD pages found already present: one per full slot per extra
+        process (what a kernel counter of pmd shares would count)."""
+        if not self.sharing:
+            return 0
+        return (self.mappers - 1) * self.full_slots
+
+    def as_dict(self):
+        return {
+            "mode": self.mode, "size": self.size, "mappers": self.mappers,
+            "slots": self.slots, "full_slots": self.full_slots,
+            "sharing": self.sharing, "pages": self.pages,
+            "bytes": self.bytes, "marginal_pages": self.marginal_pages,
+        }
+
+
+def sharing_savings(size, processes, bytes_per_pmd_page=PT_PAGE):
+    """Bytes PMD sharing saves for `processes` mapping `size` bytes at the
+    same 1 GiB-aligned address, against the same mapping unshared: every
+    process but the first would need one PMD page per slot."""
+    total, _ = slots(size)
+    return total * bytes_per_pmd_page * max(0, processes - 1)
+
+
+def size_for_savings(target_bytes, processes, bytes_per_pmd_page=PT_PAGE):
+    """Smallest aligned mapping (bytes, whole GiB) whose sharing saves at
+    least target_bytes with `processes` processes."""
+    per_gib = bytes_per_pmd_page * max(0, processes - 1)
+    if per_gib <= 0:
+        return None
+    return math.ceil(target_bytes / per_gib) * GiB
+
+
+def human_bytes(n):
+    """1536 -> '1.50 KiB' (binary units, three significant digits)."""
+    if n is None:
+        return "n/a"
+    sign = "-" if n < 0 else ""
+    n = abs(float(n))
+    units = ("B", "KiB", "MiB", "GiB", "TiB")
+    i = 0
+    while n >= 1024 and i < len(units) - 1:
+        n /= 1024
+        i += 1
+    if i == 0:
+        return "%s%d B" % (sign, round(n))
+    return "%s%s %s" % (sign, sig3(n), units[i])
+
+
+def sig3(x):
+    """Three significant digits without an exponent: 39.06 -> '39.1'."""
+    x = float(x)
+    if x == 0:
+        return "0"
+    a = abs(x)
+    if a >= 100:
+        return "%.0f" % x
+    if a >= 10:
+        return "%.1f" % x
+    if a >= 1:
+        return "%.2f" % x
+    return "%.3g" % x

@@ -1,0 +1,101 @@
+"""Plots as inline SVG (matplotlib, Agg backend, deterministic output)."""
+
+import io
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from . import latency, model, stats  # noqa: E402
+
+matplotlib.rcParams.update({
+    "svg.hashsalt": "hugelab",
+    "svg.fonttype": "none",
+    "font.size": 9,
+    "figure.figsize": (6.4, 3.8),
+})
+MODE_STYLE = {"4k": ("tab:red", "s"), "2m-aligned": ("tab:green", "o"),
+              "2m-skewed": ("tab:orange", "^"), "1g": ("tab:blue", "D")}
+
+
+def to_svg(fig):
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None},
+                bbox_inches="tight")
+    plt.close(fig)
+    svg = buf.getvalue()
+    return svg[svg.index("<svg"):]
+
+
+def savings_plot(fits, guest):
+    """Page-table bytes against sessions per mode, with the fit (solid)
+    and the model (dashed; the model counts only the mapping's tables)."""
+    fig, ax = plt.subplots()
+    drawn, lows = False, []
+    for f in fits:
+        if f["guest"] != guest:
+            continue
+        color, marker = MODE_STYLE[f["mode"]]
+        label = "%s, %s" % (f["mode"], model.human_bytes(f["size"]))
+        xs, ys = f["sessions"], [y for y in f["bytes"]]
+        pos = [(x, y) for x, y in zip(xs, ys) if y > 0]
+        if not pos:
+            continue
+        ax.plot([x for x, _ in pos], [y for _, y in pos], linestyle="none",
+                marker=marker, color=color, label=label)
+        lows.append(min(y for _, y in pos))
+        if "slope" in f:
+            fx = [min(xs), max(xs)]
+            fy = [f["intercept"] + f["slope"] * x for x in fx]
+            if min(fy) > 0:
+                ax.plot(fx, fy, color=color, linewidth=1)
+        my = [model.Expectation(f["mode"], f["size"], n).bytes for n in xs]
+        if min(my) > 0:
+            ax.plot(xs, my, color=color, linestyle="--", linewidth=0.8)
+            lows.append(min(my))
+        drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set_xlabel("sessions")
+    ax.set_ylabel("PageTables delta (bytes)")
+    ax.set_yscale("log")
+    ax.set_xscale("log")
+    ax.set_ylim(bottom=min(lows) / 2)
+    ax.grid(True, which="both", linewidth=0.3)
+    ax.set_title("%s: page-table bytes vs sessions "
+                 "(points: measured, solid: fit, dashed: model)" % guest,
+                 fontsize=8)
+    ax.legend(fontsize=7)
+    return to_svg(fig)
+
+
+def cdf_plot(rows, metric, mode):
+    """CDF of one latency metric for one page mode, one line per result
+    (all guests, so fault-lock modes show side by side)."""
+    fig, ax = plt.subplots()
+    drawn = False
+    path = dict(latency.METRICS)[metric]
+    for r in rows:
+        if r["mode"] != mode:
+            continue
+        xs, ys = stats.cdf(r["_result"].get(*path))
+        if not xs:
+            continue
+        label = "%s: %s, %s sessions (%s)" % (
+            r["guest"], r["lock"], r["sessions"], r["experiment"])
+        ax.step([x / 1000.0 for x in xs], ys, where="post", label=label,
+                linestyle="-" if r["lock"] != "vma" else "--")
+        drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set_xscale("log")
+    ax.set_xlabel("latency (us, log2 bucket upper bounds)")
+    ax.set_ylabel("fraction of samples")
+    ax.set_ylim(0, 1.01)
+    ax.grid(True, which="both", linewidth=0.3)
+    ax.set_title("%s, %s" % (latency.METRIC_TITLES[metric],
+                             model.MODE_TITLES.get(mode, mode)), fontsize=8)
+    ax.legend(fontsize=6)
+    return to_svg(fig)

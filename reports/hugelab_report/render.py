@@ -1,0 +1,371 @@
+"""render RUN_DIR: report.md, report.html (inline SVG), summary.json,
+junit.xml; update reports/runs/latest."""
+
+import json
+import os
+
+import jinja2
+
+from . import junit, latency, model, plots, summary
+
+TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
+RUNS_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..",
+                                         "runs"))
+
+
+def ns(v):
+    """Nanoseconds for people: 1234567 -> '1.23 ms'."""
+    if v is None:
+        return "n/a"
+    v = float(v)
+    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if abs(v) >= div:
+            return "%s %s" % (model.sig3(v / div), unit)
+    return "%d ns" % round(v)
+
+
+def num(v):
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        return model.sig3(v)
+    return str(v)
+
+
+def ratio(v):
+    return "n/a" if v is None else "%sx" % model.sig3(v)
+
+
+class Section:
+    def __init__(self, title, level=2):
+        self.title = title
+        self.level = level
+        self.blocks = []
+
+    def para(self, text):
+        self.blocks.append({"kind": "para", "text": text})
+
+    def table(self, headers, rows, caption=None):
+        if rows:
+            self.blocks.append({"kind": "table", "headers": headers,
+                                "rows": [[str(c) for c in r] for r in rows],
+                                "caption": caption})
+
+    def pre(self, lines, caption=None):
+        if lines:
+            self.blocks.append({"kind": "pre", "text": "\n".join(lines),
+                                "caption": caption})
+
+    def figure(self, svg, caption):
+        if svg:
+            self.blocks.append({"kind": "figure", "svg": svg,
+                                "caption": caption})
+
+
+def provenance_sections(pv):
+    s = Section("Provenance")
+    src = pv.get("source") or {}
+    s.para("Run `%s` (harness %s), %s to %s. Source package %s %s." % (
+        pv["run_id"], pv.get("harness") or "n/a", pv.get("started_at"),
+        pv.get("finished_at"), src.get("package"), src.get("version")))
+    rows = []
+    for key, k in pv["kernels"].items():
+        debs = ", ".join("%s sha256 %s" % (d["name"], d["sha256"])
+                         for d in k["debs"]) or "n/a"
+        ks = k.get("source") or {}
+        rows.append([key, k["kernelrelease"], "%s %s" % (
+            ks.get("package"), ks.get("version")), k["series_sha256"],
+            k["config_sha256"], debs])
+    s.table(["kernel", "release", "source", "series sha256",
+             "config sha256", "packages"], rows, "Kernel builds")
+    rows = []
+    for name, g in pv["guests"].items():
+        k, sh = g["kernel"], g["shape"] or {}
+        rows.append([name, "%s-%s" % (k["variant"], k["flavour"]),
+                     k["release"], k["package_sha256"], k["verified"],
+                     "`%s`" % k["cmdline"] if k["cmdline"] else "n/a",
+                     "%s MiB, %s vCPU, %s x 2M, %s x 1G, %s, %s" % (
+                         sh.get("memory_mib"), sh.get("vcpus"),
+                         sh.get("hugepages_2m"), sh.get("hugepages_1g"),
+                         sh.get("cpu_model"), sh.get("domain_type"))])
+    s.table(["guest", "kernel", "release", "package sha256", "verified",
+             "command line", "shape"], rows, "Guests")
+    rows = []
+    for name, g in pv["guests"].items():
+        for w in g["workloads"]:
+            rows.append([name, w["experiment"], w["program"],
+                         w["hugetlb_fault_lock"] or "none",
+                         "`%s`" % json.dumps(w["config"], sort_keys=True)])
+    s.table(["guest", "experiment", "program", "fault lock", "parameters"],
+            rows, "Workload parameters")
+    return [s]
+
+
+def savings_sections(sav, tolerance):
+    s = Section("Savings")
+    s.para("PageTables delta (/proc/meminfo, attached minus before) per "
+           "run against the model (KERNEL-NOTES: 4 KiB pages cost a PTE "
+           "page per 2 MiB plus a PMD page per 1 GiB slot; 2 MiB pages a "
+           "PMD page per slot, shared after the first process when the "
+           "mapping covers the whole 1 GiB-aligned slot; 1 GiB pages "
+           "none). The model counts only the mapping's page tables; "
+           "'overhead' is what each session costs beyond it (its own "
+           "stack, text and upper levels).")
+    rows = []
+    for r in sav["rows"]:
+        c = ", ".join("%s=%s" % (r["counter_keys"][k], r["counters"][k])
+                      for k in sorted(r["counters"])) or "none"
+        rows.append([r["guest"], r["experiment"], r["mode"],
+                     model.human_bytes(r["size"]), r["sessions"],
+                     model.human_bytes(r["measured_bytes"]),
+                     model.human_bytes(r["model_bytes"]),
+                     model.human_bytes(r["per_session_bytes"]),
+                     model.human_bytes(r["model_per_session_bytes"]),
+                     model.human_bytes(r["overhead_per_session"]), c])
+    s.table(["guest", "experiment", "mode", "segment", "sessions",
+             "measured", "model", "per session", "model per session",
+             "overhead per session", "kernel PMD-share counters"], rows,
+            "Measured page tables")
+    rows = []
+    for f in sav["fits"]:
+        if "slope" not in f:
+            rows.append([f["guest"], f["mode"], model.human_bytes(f["size"]),
+                         len(f["sessions"]), "n/a (one session count)",
+                         "", "", "",
+                         model.human_bytes(f["model_marginal_bytes"])])
+            continue
+        rows.append([f["guest"], f["mode"], model.human_bytes(f["size"]),
+                     f["n"], model.human_bytes(f["slope"]),
+                     model.human_bytes(f["slope_per_gib"]),
+                     model.human_bytes(f["intercept"]), num(f["r2"]),
+                     model.human_bytes(f["model_marginal_bytes"])])
+    s.table(["guest", "mode", "segment", "points", "slope per session",
+             "slope per session per GiB", "intercept", "R²",
+             "model mapping cost per extra session"], rows,
+            "Least-squares fit: bytes = intercept + slope x sessions")
+    rows = []
+    for p in sav["pairs"]:
+        counter = "n/a"
+        if p["counter_share"] is not None:
+            counter = "%s shares = %s (model %d)" % (
+                num(p["counter_share"]),
+                model.human_bytes(p["counter_share_bytes"]),
+                p["model_share_events"])
+        rows.append([p["guest"], model.human_bytes(p["size"]), p["sessions"],
+                     model.human_bytes(p["aligned_bytes"]),
+                     model.human_bytes(p["skewed_bytes"]),
+                     model.human_bytes(p["saved_bytes"]),
+                     model.human_bytes(p["saved_per_session"]),
+                     model.human_bytes(p["model_saved_bytes"]),
+                     num(p["bytes_per_pmd_page"]), counter])
+    s.table(["guest", "segment", "sessions", "aligned", "skewed",
+             "saved (skewed - aligned)", "saved per session", "model saved",
+             "bytes per PMD page", "kernel counter"], rows,
+            "Savings from sharing at the same session count")
+    if not sav["pairs"]:
+        s.para("No guest ran both 2 MiB placements at the same session "
+               "count: no sharing savings measured.")
+    guests = sorted({f["guest"] for f in sav["fits"]})
+    for g in guests:
+        s.figure(plots.savings_plot(sav["fits"], g),
+                 "Page-table bytes against sessions, %s" % g)
+    e = Section("Extrapolation", 3)
+    if not sav["extrapolation"]:
+        e.para("No estimate of the bytes one unshared PMD page costs: "
+               "nothing to extrapolate from.")
+    for g, x in sav["extrapolation"].items():
+        beta = x["bytes_per_pmd_page"]
+        if not x["targets"]:
+            e.para("%s: measured %s bytes per unshared PMD page; no "
+                   "extrapolation from a non-positive figure." % (
+                       g, num(beta)))
+            continue
+        how = ("slopes of the aligned and skewed fits" if x["method"] ==
+               "fit" else "least-squares fit of the pairs' savings")
+        e.para("%s: sharing saves %s bytes per PMD page per extra process "
+               "(from the %s; model %d)." % (
+                   g, num(beta), how, model.PT_PAGE))
+        e.table(["mapping", "processes", "saved (measured)",
+                 "saved (model)"],
+                [[model.human_bytes(t["size"]), t["processes"],
+                  model.human_bytes(t["saved_bytes"]),
+                  model.human_bytes(t["model_saved_bytes"])]
+                 for t in x["targets"]])
+        a = x["article"]
+        e.para("The seed article's \"%s mapping, %d processes, 39GB saved\": "
+               "from these measurements a %s mapping shared by %d processes "
+               "saves %s, not %s; saving %s needs a %s mapping." % (
+                   model.human_bytes(a["size"]), a["processes"],
+                   model.human_bytes(a["size"]), a["processes"],
+                   model.human_bytes(a["measured_saved_bytes"]),
+                   model.human_bytes(a["claimed"]),
+                   model.human_bytes(a["claimed"]),
+                   model.human_bytes(a["size_needed"])))
+    return [s, e]
+
+
+HIST_COLUMNS = ("transactions", "faults", "transactions_disrupted",
+                "faults_disrupted")
+
+
+def latency_sections(lat):
+    s = Section("Latency")
+    s.para("Percentiles are log2-bucket upper bounds clamped to the "
+           "maximum (workloads/SCHEMA.md).  'lock' is the kernel's "
+           "hugetlb_fault_lock mode of the run (none: no such knob).")
+    for metric in HIST_COLUMNS + ("attach",):
+        rows = []
+        for r in lat["rows"]:
+            m = r["metrics"].get(metric)
+            if not m:
+                continue
+            rows.append([r["guest"], r["experiment"], r["lock"], r["mode"],
+                         r["sessions"], ",".join(r["disrupt"]) or "none",
+                         m["count"], ns(m["p50"]), ns(m["p99"]),
+                         ns(m["p999"]), ns(m["max"])])
+        s.table(["guest", "experiment", "lock", "mode", "sessions",
+                 "disrupt", "samples", "p50", "p99", "p99.9", "max"], rows,
+                latency.METRIC_TITLES[metric])
+    rows = []
+    for r in lat["rows"]:
+        for op, o in r["ops"].items():
+            d = o["duration"] or {}
+            rows.append([r["guest"], r["experiment"], r["lock"],
+                         r["sessions"], op, o["count"], ns(d.get("p50")),
+                         ns(d.get("p99")), ns(d.get("max"))])
+    s.table(["guest", "experiment", "lock", "sessions", "operation",
+             "count", "p50", "p99", "max"], rows,
+            "Disruptor operation durations")
+    rows = [[x["mode"], x["sessions"], ",".join(x["disrupt"]) or "none",
+             x["metric"], x["i_mmap"], x["vma"], ns(x["p99_i_mmap"]),
+             ns(x["p99_vma"]), ratio(x["p99_ratio"]), ns(x["max_i_mmap"]),
+             ns(x["max_vma"]), ratio(x["max_ratio"])]
+            for x in lat["ratios"]]
+    s.table(["mode", "sessions", "disrupt", "metric", "i_mmap run",
+             "vma run", "p99 i_mmap", "p99 vma", "p99 ratio", "max i_mmap",
+             "max vma", "worst-case ratio"], rows,
+            "i_mmap / vma fault-lock ratio of p99 and worst-case stalls")
+    if not lat["ratios"]:
+        s.para("No pair of runs differing only in the fault-lock mode "
+               "(i_mmap and vma): no stall ratio.")
+    modes = [m for m in model.MODES if any(r["mode"] == m
+                                           for r in lat["rows"])]
+    for metric in HIST_COLUMNS:
+        for m in modes:
+            s.figure(plots.cdf_plot(lat["rows"], metric, m),
+                     "CDF of %s, %s" % (latency.METRIC_TITLES[metric],
+                                        model.MODE_TITLES[m]))
+    return [s]
+
+
+def correctness_sections(cor):
+    out = []
+    s = Section("Correctness")
+    rows = [[name, g["status"], g["kernel_warnings"], g["console_findings"],
+             g["result_warnings"], "yes" if g["expect_warnings"] else "no"]
+            for name, g in cor["guests"].items()]
+    s.table(["guest", "status", "kernel findings", "on console",
+             "in results", "warnings expected"], rows)
+    out.append(s)
+    for name, g in cor["guests"].items():
+        gs = Section("Guest %s" % name, 3)
+        gs.pre(g["console_excerpt"], "Console (guest status %s)"
+               % g["status"])
+        gs.pre(g["warning_excerpt"], "Kernel findings")
+        gs.table(["experiment", "program", "status", "kernel warnings",
+                  "failures"],
+                 [[e["name"], e["program"], e["status"], e["kernel_warnings"],
+                   "; ".join(e["failures"]) or "none"]
+                  for e in g["experiments"]], "Experiments")
+        gs.table(["experiment", "status", "reads", "tag errors",
+                  "unshare operations"],
+                 [[r["experiment"], r["status"], r["reads"], r["tag_errors"],
+                   ", ".join("%s=%s" % kv for kv in
+                             sorted(r["unshare_ops"].items())) or "none"]
+                  for r in g["racers"]], "Racer")
+        gs.table(["experiment", "page size", "before", "after", "returned"],
+                 [[h["experiment"], h["page_size"], json.dumps(h["before"]),
+                   json.dumps(h["after"]), h["returned"]]
+                  for h in g["hugepages"]], "Huge page accounting")
+        gs.table(["experiment", "test", "status", "seconds"],
+                 [[t["experiment"], t["name"], t["status"],
+                   num(t["seconds"])] for t in g["selftests"]],
+                 "Peer selftests")
+        out.append(gs)
+    return out
+
+
+def checks_section(an):
+    s = Section("Checks")
+    c = an["counts"]
+    s.para("%d checks: %d failed, %d skipped, %d passed." % (
+        c["checks"], c["failed"], c["skipped"],
+        c["checks"] - c["failed"] - c["skipped"]))
+    s.table(["suite", "check", "status", "detail"],
+            [[x["suite"], x["name"], x["status"].upper(), x["message"]]
+             for x in an["checks"] if x["status"] != "pass"],
+            "Failed and skipped checks (all of them are in junit.xml)")
+    return [s]
+
+
+def sections(an, tolerance):
+    return (provenance_sections(an["provenance"]) +
+            savings_sections(an["savings"], tolerance) +
+            latency_sections(an["latency"]) +
+            correctness_sections(an["correctness"]) + checks_section(an))
+
+
+def environment():
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=jinja2.select_autoescape(["html.j2"]),
+        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters["mdcell"] = lambda v: str(v).replace("|", "\\|").replace(
+        "\n", " ")
+    return env
+
+
+def update_latest(run_path, runs_dir=RUNS_DIR):
+    """Point runs_dir/latest at the newest run (by run id) when run_path is
+    a run directly under runs_dir."""
+    run_path = os.path.realpath(run_path)
+    if os.path.dirname(run_path) != os.path.realpath(runs_dir):
+        return None
+    names = sorted(n for n in os.listdir(runs_dir) if n != "latest" and
+                   os.path.isfile(os.path.join(runs_dir, n,
+                                               "manifest.json")))
+    if not names:
+        return None
+    link = os.path.join(runs_dir, "latest")
+    tmp = link + ".tmp"
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(names[-1], tmp)
+    os.replace(tmp, link)
+    return names[-1]
+
+
+def write_text(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def render(run, tolerance=0.25, runs_dir=RUNS_DIR):
+    """Write the four outputs into the run directory; return the analysis."""
+    an = summary.analyse(run, tolerance=tolerance)
+    secs = sections(an, tolerance)
+    env = environment()
+    ctx = {"an": an, "sections": secs, "counts": an["counts"]}
+    write_text(os.path.join(run.path, "report.md"),
+               env.get_template("report.md.j2").render(**ctx))
+    write_text(os.path.join(run.path, "report.html"),
+               env.get_template("report.html.j2").render(**ctx))
+    write_text(os.path.join(run.path, "summary.json"),
+               json.dumps(summary.to_json(an), indent=1, sort_keys=True) +
+               "\n")
+    junit.write(an["checks"], os.path.join(run.path, "junit.xml"),
+                "hugelab.%s" % run.run_id)
+    update_latest(run.path, runs_dir)
+    return an

@@ -1,0 +1,198 @@
+"""Load and validate a run directory (reports/RUNDIR.md).
+
+A run directory holds manifest.json, guests/<guest>/guest.json,
+guests/<guest>/console.log and guests/<guest>/results/<exp>.json.  Loading
+never guesses: a missing manifest, JSON that does not parse or a document of
+the wrong schema raises RunDirError, which the command line turns into exit
+status 2.  Optional parts (console log, results of a guest that failed to
+boot) may be absent; their absence is recorded, not hidden.
+"""
+
+import json
+import os
+
+RUN_SCHEMA = "hugelab.run/1"
+GUEST_SCHEMA = "hugelab.guest/1"
+RESULT_PROGRAMS = ("shmdb", "racer", "selftest")
+
+
+class RunDirError(Exception):
+    """The directory is not a valid run directory."""
+
+
+def read_json(path):
+    """Parse one JSON document; every failure is a RunDirError."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise RunDirError("%s: missing" % path) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise RunDirError("%s: cannot read: %s" % (path, e)) from None
+    except json.JSONDecodeError as e:
+        raise RunDirError("%s: invalid JSON: %s" % (path, e)) from None
+    if not isinstance(doc, dict):
+        raise RunDirError("%s: not a JSON object" % path)
+    return doc
+
+
+def _require(doc, path, keys):
+    missing = [k for k in keys if k not in doc]
+    if missing:
+        raise RunDirError("%s: missing key(s) %s" % (path, ", ".join(missing)))
+
+
+class Result:
+    """One workload result document (workloads/SCHEMA.md)."""
+
+    def __init__(self, guest, name, path, doc):
+        self.guest = guest
+        self.name = name
+        self.path = path
+        self.doc = doc
+
+    @property
+    def program(self):
+        return self.doc.get("program") or \
+            self.doc.get("schema", "").split(".")[-1].split("/")[0]
+
+    @property
+    def config(self):
+        return self.doc.get("config") or {}
+
+    @property
+    def kernel(self):
+        return self.doc.get("kernel") or {}
+
+    def get(self, *keys, default=None):
+        """Nested lookup: get("pagetables", "before")."""
+        cur = self.doc
+        for k in keys:
+            if not isinstance(cur, dict) or k not in cur:
+                return default
+            cur = cur[k]
+        return cur
+
+
+class Guest:
+    """guest.json plus its console log and results."""
+
+    def __init__(self, name, path, doc, console, results, missing):
+        self.name = name
+        self.path = path
+        self.doc = doc
+        self.console = console
+        self.results = results
+        self.missing_results = missing
+
+    @property
+    def status(self):
+        return self.doc.get("status", "unknown")
+
+    @property
+    def kernel(self):
+        return self.doc.get("kernel") or {}
+
+    @property
+    def shape(self):
+        return self.doc.get("shape") or {}
+
+    @property
+    def experiments(self):
+        return self.doc.get("experiments") or []
+
+
+class Run:
+    """A loaded run directory."""
+
+    def __init__(self, path, manifest, guests):
+        self.path = path
+        self.manifest = manifest
+        self.guests = guests
+
+    @property
+    def run_id(self):
+        return self.manifest.get("run_id") or os.path.basename(self.path)
+
+    def results(self, program=None):
+        for g in self.guests:
+            for r in g.results:
+                if program is None or r.program == program:
+                    yield r
+
+
+def _load_result(guest, path):
+    doc = read_json(path)
+    _require(doc, path, ("schema", "status"))
+    schema = doc["schema"]
+    if not (isinstance(schema, str) and schema.startswith("hugelab.")
+            and schema.endswith("/1")):
+        raise RunDirError("%s: unknown schema %r" % (path, schema))
+    name = os.path.splitext(os.path.basename(path))[0]
+    return Result(guest, name, path, doc)
+
+
+def _load_guest(gdir, name):
+    gpath = os.path.join(gdir, "guest.json")
+    doc = read_json(gpath)
+    if doc.get("schema") != GUEST_SCHEMA:
+        raise RunDirError("%s: schema is %r, want %r"
+                          % (gpath, doc.get("schema"), GUEST_SCHEMA))
+    _require(doc, gpath, ("name", "status"))
+    console = None
+    cpath = os.path.join(gdir, "console.log")
+    if os.path.exists(cpath):
+        with open(cpath, encoding="utf-8", errors="replace") as f:
+            console = f.read()
+    # Results named by guest.json first (in its order), then any other
+    # results/*.json the guest left.
+    paths, missing = [], []
+    for exp in doc.get("experiments") or []:
+        rel = exp.get("result")
+        if not rel:
+            continue
+        p = os.path.normpath(os.path.join(gdir, rel))
+        if not p.startswith(os.path.normpath(gdir) + os.sep):
+            raise RunDirError("%s: result path %r leaves the guest directory"
+                              % (gpath, rel))
+        if os.path.exists(p):
+            paths.append(p)
+        else:
+            missing.append(exp.get("name") or rel)
+    rdir = os.path.join(gdir, "results")
+    if os.path.isdir(rdir):
+        for f in sorted(os.listdir(rdir)):
+            p = os.path.join(rdir, f)
+            if f.endswith(".json") and p not in paths:
+                paths.append(p)
+    results = [_load_result(name, p) for p in paths]
+    return Guest(name, gdir, doc, console, results, missing)
+
+
+def load(path):
+    """Load a run directory or raise RunDirError."""
+    if not os.path.isdir(path):
+        raise RunDirError("%s: not a directory" % path)
+    mpath = os.path.join(path, "manifest.json")
+    if not os.path.exists(mpath):
+        raise RunDirError("%s: not a run directory (no manifest.json)" % path)
+    manifest = read_json(mpath)
+    if manifest.get("schema") != RUN_SCHEMA:
+        raise RunDirError("%s: schema is %r, want %r"
+                          % (mpath, manifest.get("schema"), RUN_SCHEMA))
+    gdir = os.path.join(path, "guests")
+    names = manifest.get("guests")
+    if names is None:
+        names = sorted(os.listdir(gdir)) if os.path.isdir(gdir) else []
+    if not isinstance(names, list):
+        raise RunDirError("%s: guests is not a list" % mpath)
+    guests = []
+    for n in names:
+        if not isinstance(n, str) or not n or "/" in n or n.startswith("."):
+            raise RunDirError("%s: bad guest name %r" % (mpath, n))
+        d = os.path.join(gdir, n)
+        if not os.path.isdir(d):
+            raise RunDirError("%s: guest %s listed but %s is missing"
+                              % (mpath, n, d))
+        guests.append(_load_guest(d, n))
+    return Run(os.path.abspath(path), manifest, guests)

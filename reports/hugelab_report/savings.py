@@ -1,0 +1,286 @@
+"""Savings report: measured PageTables against the model.
+
+Per guest, page mode and session count: the PageTables delta a shmdb run
+measured, the model's figure, bytes per session; savings from sharing
+(2 MiB skewed minus 2 MiB aligned at the same session count); the kernel's
+own PMD-sharing counters where the kernel has them; least-squares fits of
+bytes against sessions per mode, and an extrapolation from those fits.
+"""
+
+from collections import defaultdict
+
+from . import model, stats
+
+# What the extrapolation states: the seed article's claim (1 GB mapping,
+# 10,000 processes, "39GB saved") and the configuration it only fits.
+ARTICLE = {"size": model.GiB, "processes": 10000, "claimed": 39 * model.GiB}
+DEFAULT_TARGETS = ((model.GiB, 10000), (model.TiB, 10000))
+
+# A pair of runs is only a fair test of sharing when the model says it
+# differs by at least this many page-table pages (noise from the sessions'
+# own stacks and libraries is a few pages).
+MIN_PAIR_PAGES = 16
+
+
+def counter_keys(vmstat):
+    """Map role -> vmstat key for PMD-sharing counters present."""
+    out = {}
+    for k in sorted(vmstat or {}):
+        lk = k.lower()
+        if "pmd" not in lk:
+            continue
+        if "unshare" in lk:
+            out.setdefault("unshare", k)
+        elif "saved" in lk:
+            out.setdefault("saved", k)
+        elif "share" in lk:
+            out.setdefault("share", k)
+    return out
+
+
+def measured_delta(res):
+    d = res.get("pagetables_delta")
+    if isinstance(d, (int, float)):
+        return d
+    pt = res.get("pagetables") or {}
+    if isinstance(pt.get("attached"), int) and isinstance(pt.get("before"),
+                                                          int):
+        return pt["attached"] - pt["before"]
+    return None
+
+
+def rows_of(run):
+    rows = []
+    for r in run.results("shmdb"):
+        cfg = r.config
+        mode = model.mode_of(cfg)
+        sessions = cfg.get("sessions")
+        size = cfg.get("size")
+        delta = measured_delta(r)
+        if mode is None or not sessions or not size or delta is None:
+            continue
+        exp = model.Expectation(mode, size, sessions)
+        wl = r.get("model") or {}
+        vm = r.get("vmstat_delta") or {}
+        ck = counter_keys(vm)
+        rows.append({
+            "guest": r.guest, "experiment": r.name, "mode": mode,
+            "page_size": cfg.get("page_size"), "size": size,
+            "placement": cfg.get("placement"), "backing": cfg.get("backing"),
+            "attach": cfg.get("attach"), "sessions": sessions,
+            "fault_lock": r.kernel.get("hugetlb_fault_lock"),
+            "measured_bytes": delta,
+            "per_session_bytes": delta / sessions,
+            "model_bytes": exp.bytes,
+            "model_pages": exp.pages,
+            "model_per_session_bytes": exp.per_process_bytes,
+            "model_sharing": exp.sharing,
+            "slots": exp.slots, "full_slots": exp.full_slots,
+            "overhead_per_session": (delta - exp.bytes) / sessions,
+            "workload_model_bytes": wl.get("expected_pagetables_bytes"),
+            "vmpte_sum": (r.get("vmpte") or {}).get("sum"),
+            "counters": {role: vm[k] for role, k in ck.items()},
+            "counter_keys": ck,
+            "model_share_events": exp.shared_pmd_events,
+        })
+    rows.sort(key=lambda x: (x["guest"], model.MODES.index(x["mode"]),
+                             x["size"], x["sessions"], x["experiment"]))
+    return rows
+
+
+def _mean(xs):
+    return sum(xs) / len(xs)
+
+
+def fits_of(rows):
+    """Least-squares fit of measured bytes against sessions per
+    (guest, mode, size), on the mean of repeated runs at each count."""
+    groups = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        groups[(r["guest"], r["mode"], r["size"])][r["sessions"]].append(
+            r["measured_bytes"])
+    fits = []
+    for (guest, mode, size), pts in sorted(
+            groups.items(),
+            key=lambda kv: (kv[0][0], model.MODES.index(kv[0][1]), kv[0][2])):
+        xs = sorted(pts)
+        ys = [_mean(pts[x]) for x in xs]
+        f = stats.linear_fit(xs, ys)
+        exp = model.Expectation(mode, size, 2)
+        item = {"guest": guest, "mode": mode, "size": size,
+                "sessions": xs, "bytes": ys,
+                "model_marginal_bytes": exp.marginal_pages * model.PT_PAGE}
+        if f:
+            item.update(f)
+            item["slope_per_gib"] = f["slope"] / (size / model.GiB)
+        fits.append(item)
+    return fits
+
+
+def pairs_of(rows):
+    """Sharing savings: skewed minus aligned, same guest/size/sessions."""
+    by = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if r["mode"] in ("2m-aligned", "2m-skewed"):
+            by[(r["guest"], r["size"], r["sessions"])][r["mode"]].append(r)
+    pairs = []
+    for (guest, size, n), m in sorted(by.items()):
+        if "2m-aligned" not in m or "2m-skewed" not in m:
+            continue
+        al, sk = m["2m-aligned"], m["2m-skewed"]
+        al_b = _mean([r["measured_bytes"] for r in al])
+        sk_b = _mean([r["measured_bytes"] for r in sk])
+        dpages = sk[0]["model_pages"] - al[0]["model_pages"]
+        saved = sk_b - al_b
+        share = [r["counters"].get("share") for r in al
+                 if "share" in r["counters"]]
+        saved_gauge = [r["counters"].get("saved") for r in al
+                       if "saved" in r["counters"]]
+        pairs.append({
+            "guest": guest, "size": size, "sessions": n,
+            "aligned_bytes": al_b, "skewed_bytes": sk_b,
+            "saved_bytes": saved, "saved_per_session": saved / n,
+            "model_saved_bytes": dpages * model.PT_PAGE,
+            "model_saved_pages": dpages,
+            "bytes_per_pmd_page": saved / dpages if dpages else None,
+            "counter_share": _mean(share) if share else None,
+            "counter_saved": _mean(saved_gauge) if saved_gauge else None,
+            "model_share_events": al[0]["model_share_events"],
+            "counter_share_bytes": (_mean(share) * model.PT_PAGE
+                                    if share else None),
+        })
+    return pairs
+
+
+def pmd_page_estimates(fits, pairs):
+    """Measured bytes per unshared PMD page, per guest.
+
+    From the fits when aligned and skewed both have one at the same size:
+    (slope_skewed - slope_aligned) / (marginal model pages skewed -
+    aligned); otherwise a least-squares fit through the origin of the
+    pairs' measured savings against their model page difference."""
+    out = {}
+    fit_by = {(f["guest"], f["mode"], f["size"]): f for f in fits
+              if "slope" in f}
+    for guest in sorted({f["guest"] for f in fits} |
+                        {p["guest"] for p in pairs}):
+        est = []
+        for (g, mode, size), f in sorted(fit_by.items()):
+            if g != guest or mode != "2m-skewed":
+                continue
+            a = fit_by.get((g, "2m-aligned", size))
+            if not a:
+                continue
+            dm = (model.Expectation("2m-skewed", size, 2).marginal_pages -
+                  model.Expectation("2m-aligned", size, 2).marginal_pages)
+            if dm > 0:
+                est.append({"size": size, "value": (f["slope"] - a["slope"])
+                            / dm, "points": min(f["n"], a["n"])})
+        if est:
+            w = sum(e["points"] for e in est)
+            value = sum(e["value"] * e["points"] for e in est) / w
+            out[guest] = {"method": "fit", "bytes_per_pmd_page": value,
+                          "by_size": est}
+            continue
+        gp = [p for p in pairs if p["guest"] == guest
+              and p["model_saved_pages"] > 0]
+        if gp:
+            beta = stats.fit_through_origin(
+                [p["model_saved_pages"] for p in gp],
+                [p["saved_bytes"] for p in gp])
+            out[guest] = {"method": "pairs", "bytes_per_pmd_page": beta,
+                          "pairs": len(gp)}
+    return out
+
+
+def extrapolate(estimates, targets=DEFAULT_TARGETS):
+    """Sharing savings for each target (size, processes) from the measured
+    bytes per PMD page, and the mapping size the article's claim needs."""
+    out = {}
+    for guest, e in sorted(estimates.items()):
+        beta = e["bytes_per_pmd_page"]
+        if beta is None or beta <= 0:
+            out[guest] = {"bytes_per_pmd_page": beta, "targets": [],
+                          "article": None}
+            continue
+        tg = [{"size": s, "processes": n,
+               "saved_bytes": model.sharing_savings(s, n, beta),
+               "model_saved_bytes": model.sharing_savings(s, n)}
+              for s, n in targets]
+        art = dict(ARTICLE)
+        art["measured_saved_bytes"] = model.sharing_savings(
+            ARTICLE["size"], ARTICLE["processes"], beta)
+        art["size_needed"] = model.size_for_savings(
+            ARTICLE["claimed"], ARTICLE["processes"], beta)
+        out[guest] = {"bytes_per_pmd_page": beta, "method": e["method"],
+                      "targets": tg, "article": art}
+    return out
+
+
+def checks_of(rows, pairs, tolerance):
+    """Checks of measured figures against the model.
+
+    - a run's PageTables delta is at least the model's (the model counts
+      only the mapping's page tables; the sessions' own add to them);
+    - each aligned/skewed pair the model separates by at least
+      MIN_PAIR_PAGES saves 4 KiB per page within `tolerance` (relative);
+    - a kernel PMD-share counter, where present, matches the model's
+      number of shared PMD pages within `tolerance`."""
+    checks = []
+    for r in rows:
+        name = "%s/%s pagetables>=model" % (r["guest"], r["experiment"])
+        ok = r["measured_bytes"] >= r["model_bytes"] * (1 - tolerance)
+        checks.append({
+            "suite": "savings", "name": name,
+            "status": "pass" if ok else "fail",
+            "message": "measured %s, model %s" % (
+                model.human_bytes(r["measured_bytes"]),
+                model.human_bytes(r["model_bytes"]))})
+    for p in pairs:
+        name = "%s/size=%s/sessions=%d sharing saves 4 KiB per PMD page" % (
+            p["guest"], model.human_bytes(p["size"]).replace(" ", ""),
+            p["sessions"])
+        if p["model_saved_pages"] < MIN_PAIR_PAGES:
+            checks.append({"suite": "savings", "name": name,
+                           "status": "skip",
+                           "message": "model separates the pair by %d "
+                           "pages only (< %d)" % (p["model_saved_pages"],
+                                                  MIN_PAIR_PAGES)})
+            continue
+        ratio = p["bytes_per_pmd_page"] / model.PT_PAGE
+        ok = abs(ratio - 1) <= tolerance
+        checks.append({"suite": "savings", "name": name,
+                       "status": "pass" if ok else "fail",
+                       "message": "measured %.0f bytes per PMD page "
+                       "(model %d, tolerance %.0f%%)" % (
+                           p["bytes_per_pmd_page"], model.PT_PAGE,
+                           tolerance * 100)})
+    for r in rows:
+        if r["mode"] != "2m-aligned":
+            continue
+        name = "%s/%s pmd-share counter" % (r["guest"], r["experiment"])
+        if "share" not in r["counters"]:
+            checks.append({"suite": "savings", "name": name,
+                           "status": "skip",
+                           "message": "kernel has no PMD-share counter"})
+            continue
+        got, want = r["counters"]["share"], r["model_share_events"]
+        ok = abs(got - want) <= tolerance * max(want, 1)
+        checks.append({"suite": "savings", "name": name,
+                       "status": "pass" if ok else "fail",
+                       "message": "%s=%s, model %d" % (
+                           r["counter_keys"]["share"], got, want)})
+    return checks
+
+
+def analyse(run, tolerance=0.25, targets=DEFAULT_TARGETS):
+    rows = rows_of(run)
+    fits = fits_of(rows)
+    pairs = pairs_of(rows)
+    est = pmd_page_estimates(fits, pairs)
+    return {
+        "rows": rows, "fits": fits, "pairs": pairs,
+        "pmd_page_estimates": est,
+        "extrapolation": extrapolate(est, targets),
+        "checks": checks_of(rows, pairs, tolerance),
+    }

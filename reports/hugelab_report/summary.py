@@ -1,0 +1,61 @@
+"""summary.json: every figure of a report, machine-readable.
+
+The schema is "hugelab.summary/1" (reports/README.md).  Floats are rounded
+to 6 significant digits so golden files do not depend on the last bits of
+a platform's arithmetic."""
+
+import math
+
+from . import VERSION, correctness, latency, provenance, savings
+
+SCHEMA = "hugelab.summary/1"
+
+
+def clean(x):
+    """JSON-safe copy: floats rounded to 6 significant digits, inf/nan as
+    None, tuples as lists."""
+    if isinstance(x, float):
+        if math.isnan(x) or math.isinf(x):
+            return None
+        if x == 0:
+            return 0.0
+        return float("%.6g" % x)
+    if isinstance(x, dict):
+        return {str(k): clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [clean(v) for v in x]
+    return x
+
+
+def analyse(run, tolerance=0.25):
+    """Everything the report shows, from a loaded run."""
+    sav = savings.analyse(run, tolerance=tolerance)
+    lat = latency.analyse(run)
+    cor = correctness.analyse(run)
+    checks = cor["checks"] + sav["checks"]
+    if run.manifest.get("status") not in (None, "ok"):
+        checks.insert(0, {"suite": "run", "name": "manifest status",
+                          "status": "fail",
+                          "message": "manifest status %s"
+                          % run.manifest.get("status")})
+    failed = [c for c in checks if c["status"] == "fail"]
+    return {
+        "schema": SCHEMA,
+        "generator": "hugelab-report/%s" % VERSION,
+        "run_id": run.run_id,
+        "status": "fail" if failed else "ok",
+        "provenance": provenance.analyse(run),
+        "savings": {k: v for k, v in sav.items() if k != "checks"},
+        "latency": lat,
+        "correctness": {"guests": cor["guests"]},
+        "checks": checks,
+        "counts": {"checks": len(checks), "failed": len(failed),
+                   "skipped": sum(c["status"] == "skip" for c in checks)},
+    }
+
+
+def to_json(an):
+    """The JSON document of an analysis (drops internal references)."""
+    doc = dict(an)
+    doc["latency"] = latency.public(an["latency"])
+    return clean(doc)
