@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * racer: correctness stressor for hugetlb PMD sharing.
+ *
+ * Worker processes (threads each) read-check and re-tag huge pages of one
+ * shared hugetlb file (memfd MFD_HUGETLB, or a file in a hugetlbfs mount)
+ * mapped MAP_SHARED at the same 1 GiB-aligned address in every process, so
+ * their PMD pages are shared, while one unsharer process per operation
+ * unshares the same slots (MADV_DONTNEED, partial mprotect, partial munmap
+ * + remap, fallocate punch hole).  Tags: racer/tag.h.  At the end: huge
+ * page accounting must return to its start values and the kernel log must
+ * show no WARNING/BUG/Oops/Bad page/lockdep/RCU stall since the start.
+ * Result: JSON "hugelab.racer/1" (workloads/SCHEMA.md).
+ * Exit: 0 ok, 1 a check failed, 2 bad usage or setup failure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/memfd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "kmsg.h"
+#include "opts.h"
+#include "procfs.h"
+#include "racer.h"
+#include "tag.h"
+
+const char *const racer_op_names[NR_OPS + 1] = {
+	"dontneed", "mprotect", "munmap", "punch", NULL
+};
+
+#define MAX_FAILURES 64
+#define MAX_CHILDREN 1024
+#define REAP_GRACE_S 30
+
+struct child {
+	pid_t pid;
+	char role[16];
+	int status;
+	bool reaped;
+};
+
+static struct {
+	char *msg[MAX_FAILURES];
+	int n;
+} failures;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (s && failures.n < MAX_FAILURES)
+		failures.msg[failures.n++] = s;
+	else
+		free(s);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: racer [options]\n"
+"  --duration S      seconds of racing (default 60)\n"
+"  --procs N         worker processes (default 4)\n"
+"  --threads N       threads per worker process (default 2)\n"
+"  --size SIZE       file and mapping size, e.g. 1G (default 1G)\n"
+"  --page-size SIZE  huge page size 2M or 1G (default 2M)\n"
+"  --ops LIST        unshare operations: dontneed,mprotect,munmap,punch\n"
+"                    (default all; \"none\" for none)\n"
+"  --write-pct N     percent of worker accesses that re-tag (default 20)\n"
+"  --path DIR        hugetlbfs directory for the file (default: memfd)\n"
+"  --addr ADDR       mapping address, 1 GiB aligned (default 0x4000000000)\n"
+"  --seed N          random seed (default 1)\n"
+"  --json FILE       write the result document to FILE (default stdout)\n"
+"Exit status: 0 ok, 1 check failed, 2 usage or setup error.\n");
+}
+
+static int parse_args(int argc, char **argv, struct racer *r, const char **json)
+{
+	static const struct option lo[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "procs", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "size", required_argument, NULL, 's' },
+		{ "page-size", required_argument, NULL, 'P' },
+		{ "ops", required_argument, NULL, 'o' },
+		{ "write-pct", required_argument, NULL, 'w' },
+		{ "path", required_argument, NULL, 'D' },
+		{ "addr", required_argument, NULL, 'a' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *bad;
+	char *end;
+	int c;
+
+	*r = (struct racer){ .size = 1ull << 30, .page_size = 2ull << 20,
+		.addr = 0x4000000000ull, .ops = (1u << NR_OPS) - 1, .seed = 1,
+		.duration_s = 60, .procs = 4, .threads = 2, .write_pct = 20,
+		.fd = -1 };
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		int e = 0;
+
+		switch (c) {
+		case 'd': e = parse_u64(optarg, 1, 86400, &r->duration_s); break;
+		case 'p': e = parse_u64(optarg, 1, 512, &r->procs); break;
+		case 't': e = parse_u64(optarg, 1, 64, &r->threads); break;
+		case 's': e = parse_size(optarg, &r->size); break;
+		case 'P': e = parse_size(optarg, &r->page_size); break;
+		case 'o': e = parse_list(optarg, racer_op_names, &r->ops, &bad); break;
+		case 'w': e = parse_u64(optarg, 0, 100, &r->write_pct); break;
+		case 'D': r->path = optarg; break;
+		case 'a':
+			errno = 0;
+			r->addr = strtoull(optarg, &end, 0);
+			e = errno || *end || end == optarg ? -1 : 0;
+			break;
+		case 'S': e = parse_u64(optarg, 0, UINT64_MAX, &r->seed); break;
+		case 'j': *json = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+		if (e) {
+			for (const struct option *o = lo; o->name; o++)
+				if (o->val == c)
+					fprintf(stderr, "racer: bad value for --%s: %s\n",
+						o->name, optarg);
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return -1;
+	}
+	if (r->page_size != (2ull << 20) && r->page_size != (1ull << 30)) {
+		fprintf(stderr, "racer: --page-size must be 2M or 1G\n");
+		return -1;
+	}
+	if (r->size % r->page_size || r->size > TAG_MAX_FILE) {
+		fprintf(stderr, "racer: --size must be a multiple of the page size, at most 64G\n");
+		return -1;
+	}
+	if (r->addr % (1ull << 30) || !r->addr) {
+		fprintf(stderr, "racer: --addr must be 1 GiB aligned\n");
+		return -1;
+	}
+	if (r->procs + NR_OPS > MAX_CHILDREN) {
+		fprintf(stderr, "racer: too many processes\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int open_file(struct racer *r)
+{
+	if (r->path) {
+		char p[4096];
+
+		snprintf(p, sizeof(p), "%s/racer.XXXXXX", r->path);
+		r->fd = mkstemp(p);
+		if (r->fd >= 0)
+			unlink(p);
+	} else {
+		unsigned int shift = (unsigned int)__builtin_ctzll(r->page_size);
+
+		r->fd = memfd_create("racer", MFD_HUGETLB |
+				     (shift << MFD_HUGE_SHIFT));
+	}
+	if (r->fd < 0)
+		return -errno;
+	if (ftruncate(r->fd, (off_t)r->size))
+		return -errno;
+	return 0;
+}
+
+static void *shared_anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int init_ctl(struct racer *r)
+{
+	pthread_mutexattr_t a;
+
+	r->npages = r->size / r->page_size;
+	r->ctl = shared_anon(r->npages * sizeof(*r->ctl));
+	r->sh = shared_anon(sizeof(*r->sh));
+	if (!r->ctl || !r->sh)
+		return -ENOMEM;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	for (uint64_t i = 0; i < r->npages; i++)
+		pthread_mutex_init(&r->ctl[i].lock, &a);
+	pthread_mutexattr_destroy(&a);
+	for (int op = 0; op < NR_OPS; op++)
+		hist_init(&r->sh->op_lat[op]);
+	return 0;
+}
+
+/* Tag every page (generation 1) through a temporary mapping. */
+static int fill(struct racer *r)
+{
+	int err = map_whole(r, true);
+
+	if (err)
+		return err;
+	for (uint64_t i = 0; i < r->npages; i++)
+		page_write(r, i, false);
+	munmap((void *)(uintptr_t)r->addr, r->size);
+	return 0;
+}
+
+static pid_t spawn(struct racer *r, struct child *c, const char *role,
+		   int op, unsigned int idx)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		if (op < 0)
+			worker_main(r, idx);
+		else
+			unsharer_main(r, (enum racer_op)op, idx);
+		_exit(2);
+	}
+	if (pid > 0) {
+		c->pid = pid;
+		snprintf(c->role, sizeof(c->role), "%s", role);
+	}
+	return pid;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Wait for every child; SIGKILL those still alive after the grace time. */
+static void reap(struct child *c, int n)
+{
+	uint64_t deadline = now_ns() + REAP_GRACE_S * 1000000000ull;
+	int left = n;
+	bool killed = false;
+
+	while (left) {
+		int st;
+		pid_t pid = waitpid(-1, &st, WNOHANG);
+
+		if (pid > 0) {
+			for (int k = 0; k < n; k++)
+				if (c[k].pid == pid) {
+					c[k].status = st;
+					c[k].reaped = true;
+					left--;
+				}
+			continue;
+		}
+		if (pid < 0 && errno == ECHILD)
+			break;
+		if (!killed && now_ns() > deadline) {
+			for (int k = 0; k < n; k++)
+				if (!c[k].reaped) {
+					fail("%s process %d still running %ds after stop: killed",
+					     c[k].role, c[k].pid, REAP_GRACE_S);
+					kill(c[k].pid, SIGKILL);
+				}
+			killed = true;
+		}
+		sleep_s(0.02);
+	}
+	for (int k = 0; k < n; k++) {
+		if (!c[k].reaped)
+			continue;
+		if (WIFSIGNALED(c[k].status))
+			fail("%s process %d killed by signal %d (%s)", c[k].role,
+			     c[k].pid, WTERMSIG(c[k].status),
+			     strsignal(WTERMSIG(c[k].status)));
+		else if (WEXITSTATUS(c[k].status))
+			fail("%s process %d exited with status %d", c[k].role,
+			     c[k].pid, WEXITSTATUS(c[k].status));
+	}
+}
+
+static bool hp_equal(const struct hp_counts *a, const struct hp_counts *b)
+{
+	return a->nr == b->nr && a->free == b->free && a->rsvd == b->rsvd &&
+	       a->surp == b->surp;
+}
+
+static void hp_obj(struct json *j, const char *k, const struct hp_counts *c)
+{
+	json_key(j, k);
+	json_obj_begin(j);
+	json_kv_uint(j, "free", c->free);
+	json_kv_uint(j, "nr", c->nr);
+	json_kv_uint(j, "rsvd", c->rsvd);
+	json_kv_uint(j, "surp", c->surp);
+	json_obj_end(j);
+}
+
+struct outcome {
+	const char *status;
+	char started[32], finished[32];
+	double elapsed_s;
+	bool hp_ok, hp_after_ok;
+	struct hp_counts hp_before, hp_after;
+	long minflt, majflt;
+	int workers, unsharers;
+};
+
+static void write_json(FILE *f, const struct racer *r, const struct outcome *o,
+		       const struct kmsg_scan *k)
+{
+	const struct racer_shared *sh = r->sh;
+	struct json j;
+	char buf[32];
+
+	json_init(&j, f, 1);
+	json_obj_begin(&j);
+	json_kv_str(&j, "schema", "hugelab.racer/1");
+	json_kv_str(&j, "program", "racer");
+	json_kv_str(&j, "status", o->status);
+	json_key(&j, "failures");
+	json_arr_begin(&j);
+	for (int i = 0; i < failures.n; i++)
+		json_str(&j, failures.msg[i]);
+	json_arr_end(&j);
+	json_kv_str(&j, "started_at", o->started);
+	json_kv_str(&j, "finished_at", o->finished);
+	envelope_kernel_json(&j);
+	envelope_machine_json(&j);
+
+	json_key(&j, "config");
+	json_obj_begin(&j);
+	json_kv_uint(&j, "duration_s", r->duration_s);
+	json_kv_uint(&j, "procs", r->procs);
+	json_kv_uint(&j, "threads", r->threads);
+	json_kv_uint(&j, "size", r->size);
+	json_kv_uint(&j, "page_size", r->page_size);
+	json_key(&j, "ops");
+	json_arr_begin(&j);
+	for (int op = 0; op < NR_OPS; op++)
+		if (r->ops & (1u << op))
+			json_str(&j, racer_op_names[op]);
+	json_arr_end(&j);
+	json_kv_uint(&j, "write_pct", r->write_pct);
+	json_kv_str(&j, "backing", r->path ? "hugetlbfs" : "memfd");
+	snprintf(buf, sizeof(buf), "%#" PRIx64, r->addr);
+	json_kv_str(&j, "address", buf);
+	json_kv_uint(&j, "seed", r->seed);
+	json_obj_end(&j);
+
+	json_kv_double(&j, "elapsed_s", o->elapsed_s);
+	json_key(&j, "processes");
+	json_obj_begin(&j);
+	json_kv_int(&j, "workers", o->workers);
+	json_kv_int(&j, "unsharers", o->unsharers);
+	json_obj_end(&j);
+	json_kv_uint(&j, "pages", r->npages);
+	json_kv_uint(&j, "reads", sh ? sh->reads : 0);
+	json_kv_uint(&j, "strict_reads", sh ? sh->strict_reads : 0);
+	json_kv_uint(&j, "weak_reads", sh ? sh->weak_reads : 0);
+	json_kv_uint(&j, "zero_reads", sh ? sh->zero_reads : 0);
+	json_kv_uint(&j, "writes", sh ? sh->writes : 0);
+	json_kv_uint(&j, "retags_after_punch", sh ? sh->retags_after_punch : 0);
+	json_kv_uint(&j, "tag_errors", sh ? sh->tag_errors : 0);
+	json_key(&j, "tag_error_samples");
+	json_arr_begin(&j);
+	for (uint32_t s = 0; sh && s < sh->nsamples && s < MAX_SAMPLES; s++) {
+		const struct tag_sample *t = &sh->samples[s];
+
+		json_obj_begin(&j);
+		json_kv_uint(&j, "page", t->page);
+		json_kv_uint(&j, "file_offset",
+			     t->page * r->page_size +
+			     t->word * (r->page_size / (r->page_size / TAG_BLOCK > 512 ?
+							512 : r->page_size / TAG_BLOCK)));
+		snprintf(buf, sizeof(buf), "%#018" PRIx64, t->found);
+		json_kv_str(&j, "found", buf);
+		snprintf(buf, sizeof(buf), "%#018" PRIx64, t->expect);
+		json_kv_str(&j, "expected", buf);
+		json_kv_int(&j, "pid", t->pid);
+		json_kv_str(&j, "role", t->role);
+		json_kv_str(&j, "check", t->check);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_key(&j, "unshare_ops");
+	json_obj_begin(&j);
+	for (int op = 0; op < NR_OPS; op++)
+		if (r->ops & (1u << op))
+			json_kv_uint(&j, racer_op_names[op], sh ? sh->ops[op] : 0);
+	json_obj_end(&j);
+	json_key(&j, "unshare_op_errors");
+	json_obj_begin(&j);
+	for (int op = 0; op < NR_OPS; op++)
+		if (r->ops & (1u << op))
+			json_kv_uint(&j, racer_op_names[op], sh ? sh->op_errors[op] : 0);
+	json_obj_end(&j);
+	json_key(&j, "unshare_latency");
+	json_obj_begin(&j);
+	for (int op = 0; op < NR_OPS; op++)
+		if (sh && (r->ops & (1u << op))) {
+			json_key(&j, racer_op_names[op]);
+			hist_json(&j, &sh->op_lat[op]);
+		}
+	json_obj_end(&j);
+	json_key(&j, "faults");
+	json_obj_begin(&j);
+	json_kv_int(&j, "minor", o->minflt);
+	json_kv_int(&j, "major", o->majflt);
+	json_obj_end(&j);
+
+	json_key(&j, "hugepages");
+	json_obj_begin(&j);
+	snprintf(buf, sizeof(buf), "%" PRIu64, r->page_size);
+	json_key(&j, buf);
+	json_obj_begin(&j);
+	if (o->hp_ok) {
+		hp_obj(&j, "before", &o->hp_before);
+		if (o->hp_after_ok)
+			hp_obj(&j, "after", &o->hp_after);
+		else
+			json_kv_null(&j, "after");
+		json_kv_bool(&j, "returned", o->hp_after_ok &&
+			     hp_equal(&o->hp_before, &o->hp_after));
+	} else {
+		json_kv_null(&j, "before");
+		json_kv_null(&j, "after");
+		json_kv_bool(&j, "returned", false);
+	}
+	json_obj_end(&j);
+	json_obj_end(&j);
+	kmsg_json(&j, k);
+	json_obj_end(&j);
+	json_finish(&j);
+}
+
+int main(int argc, char **argv)
+{
+	static struct child kids[MAX_CHILDREN];
+	struct racer r;
+	struct outcome o = { .status = "ok" };
+	struct kmsg_scan k;
+	struct rusage ru;
+	const char *json_path = NULL;
+	int nkids = 0, err = 0;
+	uint64_t t0;
+	FILE *out;
+
+	if (parse_args(argc, argv, &r, &json_path))
+		return 2;
+	utc_now_iso(o.started, sizeof(o.started));
+	t0 = now_ns();
+	kmsg_open(&k);
+	o.hp_ok = hp_read(HP_SYSFS, r.page_size, &o.hp_before) == 0;
+	if (!o.hp_ok) {
+		fail("no %" PRIu64 "-byte huge page pool on this kernel", r.page_size);
+		goto error;
+	}
+	if (o.hp_before.free < r.size / r.page_size) {
+		fail("huge page pool too small: %" PRIu64 " free, %" PRIu64 " needed",
+		     o.hp_before.free, r.size / r.page_size);
+		goto error;
+	}
+	if ((err = init_ctl(&r))) {
+		fail("shared control memory: %s", strerror(-err));
+		goto error;
+	}
+	if ((err = open_file(&r))) {
+		fail("hugetlb file: %s", strerror(-err));
+		goto error;
+	}
+	if ((err = fill(&r))) {
+		fail("mmap at %#" PRIx64 ": %s", r.addr, strerror(-err));
+		goto error;
+	}
+
+	for (unsigned int i = 0; i < r.procs; i++, nkids++)
+		if (spawn(&r, &kids[nkids], "worker", -1, i) < 0)
+			break;
+	o.workers = nkids;
+	for (int op = 0; op < NR_OPS; op++)
+		if ((r.ops & (1u << op)) &&
+		    spawn(&r, &kids[nkids], racer_op_names[op], op, (unsigned int)op) > 0)
+			nkids++;
+	o.unsharers = nkids - o.workers;
+	if (nkids != (int)r.procs + __builtin_popcountll(r.ops))
+		fail("fork: %s", strerror(errno));
+
+	sleep_s((double)r.duration_s);
+	atomic_store(&r.sh->stop, 1);
+	reap(kids, nkids);
+	close(r.fd);
+	r.fd = -1;
+	o.elapsed_s = (double)(now_ns() - t0) / 1e9;
+
+	/* Every huge page must be back in the pool once the file is gone
+	 * (freeing may lag the last unmap briefly: poll up to 5 s). */
+	for (int i = 0; i < 50; i++) {
+		o.hp_after_ok = hp_read(HP_SYSFS, r.page_size, &o.hp_after) == 0;
+		if (o.hp_after_ok && hp_equal(&o.hp_before, &o.hp_after))
+			break;
+		sleep_s(0.1);
+	}
+	if (!o.hp_after_ok || !hp_equal(&o.hp_before, &o.hp_after))
+		fail("huge pages not returned: free %" PRIu64 " -> %" PRIu64
+		     ", rsvd %" PRIu64 " -> %" PRIu64 ", nr %" PRIu64 " -> %" PRIu64
+		     ", surp %" PRIu64 " -> %" PRIu64,
+		     o.hp_before.free, o.hp_after.free, o.hp_before.rsvd,
+		     o.hp_after.rsvd, o.hp_before.nr, o.hp_after.nr,
+		     o.hp_before.surp, o.hp_after.surp);
+	if (r.sh->tag_errors)
+		fail("%" PRIu64 " tag errors", (uint64_t)r.sh->tag_errors);
+	for (int op = 0; op < NR_OPS; op++)
+		if (r.sh->op_errors[op])
+			fail("%s: %" PRIu64 " failed calls, first: %s",
+			     racer_op_names[op], (uint64_t)r.sh->op_errors[op],
+			     r.sh->op_error_msg[op]);
+	for (int op = 0; op < NR_OPS; op++)
+		if ((r.ops & (1u << op)) && !r.sh->ops[op])
+			fail("%s: no operation completed", racer_op_names[op]);
+	if (!r.sh->reads)
+		fail("no page was read");
+	kmsg_poll(&k);
+	if (!k.available)
+		fail("/dev/kmsg unavailable: kernel log not checked");
+	else if (k.findings)
+		fail("kernel log: %u findings since start", k.findings);
+	if (failures.n)
+		o.status = "fail";
+	goto report;
+
+error:
+	o.status = "error";
+	kmsg_poll(&k);
+	if (r.fd >= 0)
+		close(r.fd);
+	o.elapsed_s = (double)(now_ns() - t0) / 1e9;
+report:
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+		o.minflt = ru.ru_minflt;
+		o.majflt = ru.ru_majflt;
+	}
+	utc_now_iso(o.finished, sizeof(o.finished));
+	out = json_path && strcmp(json_path, "-") ? fopen(json_path, "w") : stdout;
+	if (!out) {
+		fprintf(stderr, "racer: %s: %s\n", json_path, strerror(errno));
+		return 2;
+	}
+	write_json(out, &r, &o, &k);
+	if (out != stdout)
+		fclose(out);
+	fprintf(stderr, "racer: %s: %" PRIu64 " reads, %" PRIu64 " writes, %"
+		PRIu64 " tag errors, ops", o.status, r.sh ? r.sh->reads : 0,
+		r.sh ? r.sh->writes : 0, r.sh ? r.sh->tag_errors : 0);
+	for (int op = 0; op < NR_OPS; op++)
+		if (r.ops & (1u << op))
+			fprintf(stderr, " %s=%" PRIu64, racer_op_names[op],
+				r.sh ? r.sh->ops[op] : 0);
+	fprintf(stderr, ", %u kernel log findings\n", k.findings);
+	for (int i = 0; i < failures.n; i++)
+		fprintf(stderr, "racer: FAIL: %s\n", failures.msg[i]);
+	kmsg_close(&k);
+	return !strcmp(o.status, "ok") ? 0 : !strcmp(o.status, "fail") ? 1 : 2;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* racer: state shared between the parent, the workers and the unsharers. */
+#ifndef HUGELAB_RACER_H
+#define HUGELAB_RACER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hist.h"
+
+enum racer_op { OP_DONTNEED, OP_MPROTECT, OP_MUNMAP, OP_PUNCH, NR_OPS };
+extern const char *const racer_op_names[NR_OPS + 1];
+
+#define MAX_SAMPLES 16
+
+/* Per huge page control block (shared anonymous memory). */
+struct page_ctl {
+	pthread_mutex_t lock;       /* serialises writers and punchers */
+	_Atomic uint64_t seq;       /* odd while a writer/puncher runs */
+	_Atomic uint64_t gen;       /* last committed generation */
+	_Atomic uint32_t zero_ok;   /* punched since the last re-tag */
+	_Atomic uint32_t punched;   /* ever punched */
+};
+
+struct tag_sample {
+	uint64_t page, word, found, expect;
+	int32_t pid;
+	char role[12];
+	char check[8];              /* strict / weak */
+};
+
+struct racer_shared {
+	_Atomic int stop;
+	_Atomic uint64_t reads, strict_reads, weak_reads, zero_reads;
+	_Atomic uint64_t writes, retags_after_punch;
+	_Atomic uint64_t tag_errors;
+	_Atomic uint64_t ops[NR_OPS], op_errors[NR_OPS];
+	_Atomic uint32_t nsamples;
+	struct tag_sample samples[MAX_SAMPLES];
+	char op_error_msg[NR_OPS][96];
+	struct hist op_lat[NR_OPS];
+};
+
+struct racer {
+	/* configuration */
+	uint64_t size, page_size, addr, ops, seed;
+	uint64_t duration_s, procs, threads, write_pct;
+	const char *path;           /* hugetlbfs dir, NULL: memfd */
+	/* runtime */
+	int fd;
+	uint64_t npages;
+	struct page_ctl *ctl;
+	struct racer_shared *sh;
+};
+
+static inline uint64_t rnd_next(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+/* worker.c */
+int map_whole(const struct racer *r, bool noreplace);
+void page_write(const struct racer *r, uint64_t i, bool after_punch);
+bool page_lock(const struct racer *r, uint64_t i);
+void page_unlock(const struct racer *r, uint64_t i);
+/* Check page i through the mapping; returns false if it read all zero. */
+bool page_check(const struct racer *r, uint64_t i, const char *role);
+void worker_main(struct racer *r, unsigned int idx);
+
+/* unshare.c */
+void unsharer_main(struct racer *r, enum racer_op op, unsigned int idx);
+
+#endif

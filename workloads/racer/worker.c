@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/* racer workers: threads that read-check and re-tag random huge pages. */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "racer.h"
+#include "tag.h"
+
+#define MAX_WORDS 512u
+
+static unsigned int page_words(const struct racer *r)
+{
+	uint64_t n = r->page_size / TAG_BLOCK;
+
+	return n < MAX_WORDS ? (unsigned int)n : MAX_WORDS;
+}
+
+static uint64_t page_stride(const struct racer *r)
+{
+	return r->page_size / page_words(r);
+}
+
+int map_whole(const struct racer *r, bool noreplace)
+{
+	int flags = MAP_SHARED | (noreplace ? MAP_FIXED_NOREPLACE : MAP_FIXED);
+	void *p = mmap((void *)(uintptr_t)r->addr, r->size,
+		       PROT_READ | PROT_WRITE, flags, r->fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	if ((uintptr_t)p != r->addr) {
+		munmap(p, r->size);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+bool page_lock(const struct racer *r, uint64_t i)
+{
+	while (pthread_mutex_trylock(&r->ctl[i].lock)) {
+		if (atomic_load(&r->sh->stop))
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+void page_unlock(const struct racer *r, uint64_t i)
+{
+	pthread_mutex_unlock(&r->ctl[i].lock);
+}
+
+void page_write(const struct racer *r, uint64_t i, bool after_punch)
+{
+	struct page_ctl *c = &r->ctl[i];
+	volatile uint64_t *p = (volatile uint64_t *)(uintptr_t)(r->addr + i * r->page_size);
+	unsigned int n = page_words(r);
+	uint64_t stride = page_stride(r), off = i * r->page_size, g;
+
+	if (!page_lock(r, i))
+		return;
+	atomic_fetch_add(&c->seq, 1);
+	g = (atomic_load(&c->gen) + 1) & TAG_GEN_MASK;
+	for (unsigned int k = 0; k < n; k++)
+		p[k * stride / 8] = tag_make(off + k * stride, g);
+	atomic_store(&c->gen, g);
+	atomic_store(&c->zero_ok, 0);
+	atomic_fetch_add(&c->seq, 1);
+	page_unlock(r, i);
+	atomic_fetch_add(&r->sh->writes, 1);
+	if (after_punch)
+		atomic_fetch_add(&r->sh->retags_after_punch, 1);
+}
+
+static void record_error(const struct racer *r, uint64_t i, unsigned int k,
+			 uint64_t found, uint64_t expect, const char *role,
+			 const char *check)
+{
+	struct racer_shared *sh = r->sh;
+	uint32_t s;
+
+	atomic_fetch_add(&sh->tag_errors, 1);
+	s = atomic_fetch_add(&sh->nsamples, 1);
+	if (s >= MAX_SAMPLES)
+		return;
+	sh->samples[s] = (struct tag_sample){
+		.page = i, .word = k, .found = found, .expect = expect,
+		.pid = getpid(),
+	};
+	snprintf(sh->samples[s].role, sizeof(sh->samples[s].role), "%s", role);
+	snprintf(sh->samples[s].check, sizeof(sh->samples[s].check), "%s", check);
+}
+
+bool page_check(const struct racer *r, uint64_t i, const char *role)
+{
+	struct page_ctl *c = &r->ctl[i];
+	const volatile uint64_t *p =
+		(const volatile uint64_t *)(uintptr_t)(r->addr + i * r->page_size);
+	unsigned int n = page_words(r), bad = 0;
+	uint64_t stride = page_stride(r), off = i * r->page_size;
+	uint64_t w[MAX_WORDS], g0 = 0, g1, s0, s1;
+	bool z0, zero = true;
+
+	atomic_fetch_add(&r->sh->reads, 1);
+	for (int attempt = 0; attempt < 3; attempt++) {
+		enum tag_verdict v;
+
+		s0 = atomic_load(&c->seq);
+		g0 = atomic_load(&c->gen);
+		z0 = atomic_load(&c->zero_ok);
+		for (unsigned int k = 0; k < n; k++)
+			w[k] = p[k * stride / 8];
+		atomic_thread_fence(memory_order_acquire);
+		s1 = atomic_load(&c->seq);
+		if ((s0 & 1) || s0 != s1)
+			continue;
+		atomic_fetch_add(&r->sh->strict_reads, 1);
+		v = tag_check_page(w, n, off, stride, g0, z0, &bad);
+		if (v == TAG_BAD)
+			record_error(r, i, bad, w[bad],
+				     w[0] ? tag_make(off + bad * stride, g0) : 0,
+				     role, "strict");
+		if (v == TAG_ZERO)
+			atomic_fetch_add(&r->sh->zero_reads, 1);
+		return v != TAG_ZERO;
+	}
+	/* A writer or puncher kept running: check every word on its own. */
+	atomic_fetch_add(&r->sh->weak_reads, 1);
+	g1 = atomic_load(&c->gen);
+	z0 = atomic_load(&c->punched) != 0;
+	for (unsigned int k = 0; k < n; k++) {
+		enum tag_verdict v = tag_check_word(w[k], off + k * stride, g0,
+						    g1 + 1, z0);
+
+		if (v == TAG_BAD) {
+			record_error(r, i, k, w[k], tag_make(off + k * stride, g1),
+				     role, "weak");
+			return true;
+		}
+		zero = zero && v == TAG_ZERO;
+	}
+	return !zero;
+}
+
+struct wthread {
+	struct racer *r;
+	uint64_t seed;
+};
+
+static void *worker_thread(void *arg)
+{
+	struct wthread *t = arg;
+	struct racer *r = t->r;
+	uint64_t rs = t->seed | 1, iter = 0;
+	bool dontneed = r->ops & (1u << OP_DONTNEED);
+
+	while (!atomic_load(&r->sh->stop)) {
+		uint64_t i = rnd_next(&rs) % r->npages;
+
+		if (rnd_next(&rs) % 100 < r->write_pct)
+			page_write(r, i, false);
+		else if (!page_check(r, i, "worker"))
+			page_write(r, i, true);
+		/* Drop this process' own mapping of a page now and then so the
+		 * workers keep faulting (and re-sharing) while others unshare. */
+		if (dontneed && ++iter % 64 == 0) {
+			void *a = (void *)(uintptr_t)(r->addr + i * r->page_size);
+
+			if (madvise(a, r->page_size, MADV_DONTNEED)) {
+				if (!atomic_fetch_add(&r->sh->op_errors[OP_DONTNEED], 1))
+					snprintf(r->sh->op_error_msg[OP_DONTNEED],
+						 sizeof(r->sh->op_error_msg[0]),
+						 "worker madvise: %s", strerror(errno));
+			} else {
+				atomic_fetch_add(&r->sh->ops[OP_DONTNEED], 1);
+			}
+		}
+	}
+	return NULL;
+}
+
+void worker_main(struct racer *r, unsigned int idx)
+{
+	pthread_t tid[64];
+	struct wthread t[64];
+	unsigned int n = r->threads;
+	int err = map_whole(r, true);
+
+	if (err) {
+		fprintf(stderr, "racer: worker %u: mmap at %#llx: %s\n", idx,
+			(unsigned long long)r->addr, strerror(-err));
+		exit(2);
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		t[k] = (struct wthread){ .r = r,
+			.seed = r->seed * 0x9e3779b97f4a7c15ull + idx * 1000 + k };
+		if (k && pthread_create(&tid[k], NULL, worker_thread, &t[k])) {
+			fprintf(stderr, "racer: worker %u: pthread_create failed\n", idx);
+			exit(2);
+		}
+	}
+	worker_thread(&t[0]);
+	for (unsigned int k = 1; k < n; k++)
+		pthread_join(tid[k], NULL);
+	exit(0);
+}
