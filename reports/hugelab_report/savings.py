@@ -220,6 +220,7 @@ def extrapolate(estimates, targets=DEFAULT_TARGETS):
 def checks_of(rows, pairs, tolerance):
     """Checks of measured figures against the model.
 
+    - the workload's own model figure equals this model's;
     - a run's PageTables delta is at least the model's (the model counts
       only the mapping's page tables; the sessions' own add to them);
     - each aligned/skewed pair the model separates by at least
@@ -227,6 +228,16 @@ def checks_of(rows, pairs, tolerance):
     - a kernel PMD-share counter, where present, matches the model's
       number of shared PMD pages within `tolerance`."""
     checks = []
+    for r in rows:
+        wl = r["workload_model_bytes"]
+        if wl is None:
+            continue
+        name = "%s/%s workload model agrees" % (r["guest"], r["experiment"])
+        checks.append({
+            "suite": "savings", "name": name,
+            "status": "pass" if wl == r["model_bytes"] else "fail",
+            "message": "workload model %s bytes, report model %s bytes" % (
+                wl, r["model_bytes"])})
     for r in rows:
         name = "%s/%s pagetables>=model" % (r["guest"], r["experiment"])
         ok = r["measured_bytes"] >= r["model_bytes"] * (1 - tolerance)
