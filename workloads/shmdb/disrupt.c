@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The disruptor: maintenance on the segment while sessions run, one operation
+ * every --disrupt-interval-ms, round robin over the enabled operations:
+ *   punch     fallocate(PUNCH_HOLE) of a range (file-backed only)
+ *   truncate  ftruncate shrink by a tail range, then regrow (file-backed only)
+ *   mprotect  PROT_READ on a range of its own mapping and back (VMA split)
+ *   munmap    munmap a range of its own mapping and map it again
+ *   dontneed  MADV_DONTNEED of a range of its own mapping
+ * It maps the segment like a session (and faults it, so it takes part in
+ * PMD sharing).  ctl->op_seq is odd while an operation runs (ctl->op_cur says
+ * which); ctl->loss_seq is odd while data may be lost (punch, truncate).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shmdb.h"
+
+#ifndef SHM_REMAP
+#define SHM_REMAP 040000
+#endif
+
+static void op_error(struct ctl *ctl, const char *what)
+{
+	if (__atomic_fetch_add(&ctl->op_errors, 1, __ATOMIC_RELAXED) == 0)
+		snprintf(ctl->op_error_msg, sizeof(ctl->op_error_msg), "%s: %s",
+			 what, strerror(errno));
+}
+
+static int remap(const struct cfg *c, const struct seg *s, char *base,
+		 uint64_t off, uint64_t len)
+{
+	if (c->backing == B_SHM)        /* SysV: re-attach the whole segment */
+		return shmat(s->shmid, base, SHM_REMAP) == (void *)-1 ? -1 : 0;
+	void *p = mmap(base + off, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_FIXED, s->fd, (off_t)off);
+
+	return p == MAP_FAILED ? -1 : 0;
+}
+
+static void do_op(const struct cfg *c, const struct seg *s, struct ctl *ctl,
+		  char *base, int op, uint64_t off, uint64_t len)
+{
+	bool loss = op == OP_PUNCH || op == OP_TRUNCATE;
+
+	if (loss)
+		__atomic_add_fetch(&ctl->loss_seq, 1, __ATOMIC_SEQ_CST);
+	switch (op) {
+	case OP_PUNCH:
+		if (fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)off, (off_t)len))
+			op_error(ctl, "fallocate(PUNCH_HOLE)");
+		break;
+	case OP_TRUNCATE:
+		if (ftruncate(s->fd, (off_t)(c->size - len)))
+			op_error(ctl, "ftruncate(shrink)");
+		if (ftruncate(s->fd, (off_t)c->size))
+			op_error(ctl, "ftruncate(regrow)");
+		break;
+	case OP_MPROTECT:
+		if (mprotect(base + off, len, PROT_READ))
+			op_error(ctl, "mprotect(PROT_READ)");
+		if (mprotect(base + off, len, PROT_READ | PROT_WRITE))
+			op_error(ctl, "mprotect(PROT_READ|PROT_WRITE)");
+		break;
+	case OP_MUNMAP:
+		if (munmap(base + off, len))
+			op_error(ctl, "munmap");
+		if (remap(c, s, base, off, len))
+			op_error(ctl, "remap");
+		break;
+	case OP_DONTNEED:
+		if (madvise(base + off, len, MADV_DONTNEED))
+			op_error(ctl, "madvise(MADV_DONTNEED)");
+		break;
+	}
+	if (loss)
+		__atomic_add_fetch(&ctl->loss_seq, 1, __ATOMIC_SEQ_CST);
+}
+
+void disrupt_main(const struct cfg *c, const struct seg *s, struct ctl *ctl)
+{
+	struct hist dur[NOPS];
+	uint64_t count[NOPS] = { 0 };
+	uint64_t rng = c->seed ^ 0xD15B0B7ull;
+	uint64_t len = c->disrupt_len;
+	uint64_t nslots = c->size / len;
+	char *base = s->addr;
+	int ops[NOPS], nops = 0, next = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	signal(SIGINT, SIG_IGN);
+	for (int i = 0; i < NOPS; i++) {
+		hist_init(&dur[i]);
+		if (c->disrupt & (1ull << i))
+			ops[nops++] = i;
+	}
+	if (c->attach == A_ATTACH) {
+		base = seg_map_at(c, s, s->addr);
+		if (!base) {
+			op_error(ctl, "disruptor attach");
+			_exit(3);
+		}
+	}
+	/* fault our mapping like a session (a write that keeps the content) */
+	for (uint64_t o = 0; o < c->size; o += c->page_size)
+		__atomic_fetch_add((uint64_t *)(base + o), 0, __ATOMIC_RELAXED);
+
+	while (!__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) && nops) {
+		int op = ops[next++ % nops];
+		uint64_t off = (rng_next(&rng) % nslots) * len;
+
+		if (op == OP_TRUNCATE)
+			off = c->size - len;
+		__atomic_store_n(&ctl->op_cur, (uint32_t)op, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
+
+		uint64_t t0 = now_ns();
+
+		do_op(c, s, ctl, base, op, off, len);
+		hist_insert(&dur[op], now_ns() - t0);
+		__atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
+		count[op]++;
+
+		struct timespec ts = {
+			.tv_sec = (time_t)(c->disrupt_interval_ms / 1000),
+			.tv_nsec = (long)(c->disrupt_interval_ms % 1000) * 1000000L,
+		};
+		nanosleep(&ts, NULL);
+	}
+	for (int i = 0; i < NOPS; i++) {
+		hist_merge_atomic(&ctl->op_dur[i], &dur[i]);
+		ctl->op_count[i] = count[i];
+	}
+	_exit(0);
+}

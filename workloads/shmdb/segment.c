@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The shared segment: SysV SHM_HUGETLB (or plain SysV for 4 KiB), a file on
+ * hugetlbfs, memfd (MFD_HUGETLB or plain), or shared anonymous memory.
+ * Nothing is left behind on any exit path: the SysV id is removed right after
+ * the coordinator attaches, the hugetlbfs file is unlinked right after open
+ * (a private mount is detached right away), a memfd has no name.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "shmdb.h"
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+#ifndef SHM_HUGE_SHIFT
+#define SHM_HUGE_SHIFT 26
+#endif
+#ifndef MFD_HUGE_SHIFT
+#define MFD_HUGE_SHIFT 26
+#endif
+#ifndef HUGETLBFS_MAGIC
+#define HUGETLBFS_MAGIC 0x958458f6
+#endif
+
+static bool huge(const struct cfg *c) { return c->page_size != 4096; }
+
+static int log2u(uint64_t v) { return 63 - __builtin_clzll(v); }
+
+bool seg_file_backed(const struct cfg *c)
+{
+	return c->backing == B_HUGETLBFS || c->backing == B_MEMFD;
+}
+
+/* A mounted hugetlbfs whose page size is c->page_size, or "". */
+static void find_hugetlbfs(const struct cfg *c, char *dir, size_t len)
+{
+	FILE *f = fopen("/proc/mounts", "re");
+	char dev[256], mnt[256], type[64];
+
+	dir[0] = 0;
+	if (!f)
+		return;
+	while (fscanf(f, "%255s %255s %63s %*[^\n]", dev, mnt, type) == 3) {
+		struct statfs st;
+
+		if (strcmp(type, "hugetlbfs") || statfs(mnt, &st))
+			continue;
+		if ((uint64_t)st.f_bsize == c->page_size &&
+		    access(mnt, W_OK) == 0) {
+			snprintf(dir, len, "%s", mnt);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static int open_hugetlbfs(const struct cfg *c, struct seg *s, char *err,
+			  size_t errlen)
+{
+	char path[320];
+	struct statfs st;
+	int fd;
+
+	if (c->hugetlbfs_dir)
+		snprintf(s->hugetlbfs_dir, sizeof(s->hugetlbfs_dir), "%s",
+			 c->hugetlbfs_dir);
+	else
+		find_hugetlbfs(c, s->hugetlbfs_dir, sizeof(s->hugetlbfs_dir));
+
+	if (!s->hugetlbfs_dir[0]) {
+		/* No mount of this size: mount a private one, detach at once. */
+		char opt[64];
+
+		snprintf(s->hugetlbfs_dir, sizeof(s->hugetlbfs_dir),
+			 "/tmp/shmdb-hugetlbfs.XXXXXX");
+		if (!mkdtemp(s->hugetlbfs_dir)) {
+			snprintf(err, errlen, "mkdtemp: %s", strerror(errno));
+			return -1;
+		}
+		snprintf(opt, sizeof(opt), "pagesize=%llu",
+			 (unsigned long long)c->page_size);
+		if (mount("none", s->hugetlbfs_dir, "hugetlbfs", 0, opt)) {
+			snprintf(err, errlen,
+				 "no hugetlbfs mount with page size %llu and mount failed: %s (use --hugetlbfs-dir)",
+				 (unsigned long long)c->page_size, strerror(errno));
+			rmdir(s->hugetlbfs_dir);
+			return -1;
+		}
+		s->private_mount = true;
+	}
+	if (statfs(s->hugetlbfs_dir, &st) || st.f_type != HUGETLBFS_MAGIC ||
+	    (uint64_t)st.f_bsize != c->page_size) {
+		snprintf(err, errlen, "%s is not a hugetlbfs mount with page size %llu",
+			 s->hugetlbfs_dir, (unsigned long long)c->page_size);
+		fd = -1;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/shmdb.%d", s->hugetlbfs_dir, (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		goto out;
+	}
+	unlink(path);
+out:
+	if (s->private_mount) {
+		umount2(s->hugetlbfs_dir, MNT_DETACH);
+		rmdir(s->hugetlbfs_dir);
+	}
+	return fd;
+}
+
+char *seg_map_at(const struct cfg *c, const struct seg *s, char *at)
+{
+	void *p;
+	int fixed = at ? MAP_FIXED_NOREPLACE : 0;
+
+	switch (c->backing) {
+	case B_SHM:
+		p = shmat(s->shmid, at, 0);
+		return p == (void *)-1 ? NULL : p;
+	case B_HUGETLBFS:
+	case B_MEMFD:
+		p = mmap(at, c->size, PROT_READ | PROT_WRITE, MAP_SHARED | fixed,
+			 s->fd, 0);
+		break;
+	default: {
+		int fl = MAP_SHARED | MAP_ANONYMOUS | fixed;
+
+		if (huge(c))
+			fl |= MAP_HUGETLB | (log2u(c->page_size) << MAP_HUGE_SHIFT);
+		p = mmap(at, c->size, PROT_READ | PROT_WRITE, fl, -1, 0);
+	}
+	}
+	if (p == MAP_FAILED)
+		return NULL;
+	if (at && p != at) {            /* pre-4.17 kernels ignore NOREPLACE */
+		munmap(p, c->size);
+		errno = EEXIST;
+		return NULL;
+	}
+	return p;
+}
+
+int seg_unmap(const struct cfg *c, char *p)
+{
+	if (!p)
+		return 0;
+	if (c->backing == B_SHM)
+		return shmdt(p);
+	return munmap(p, c->size);
+}
+
+int seg_create(const struct cfg *c, struct seg *s, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	s->shmid = -1;
+	s->addr = (char *)(uintptr_t)(c->base + (c->skewed ? (2ull << 20) : 0));
+
+	switch (c->backing) {
+	case B_SHM: {
+		int fl = IPC_CREAT | IPC_EXCL | 0600;
+
+		if (huge(c))
+			fl |= SHM_HUGETLB | (log2u(c->page_size) << SHM_HUGE_SHIFT);
+		s->shmid = shmget(IPC_PRIVATE, c->size, fl);
+		if (s->shmid < 0) {
+			snprintf(err, errlen, "shmget(%llu bytes): %s",
+				 (unsigned long long)c->size, strerror(errno));
+			return -1;
+		}
+		break;
+	}
+	case B_HUGETLBFS:
+		s->fd = open_hugetlbfs(c, s, err, errlen);
+		if (s->fd < 0)
+			return -1;
+		break;
+	case B_MEMFD: {
+		unsigned int fl = MFD_CLOEXEC;
+
+		if (huge(c))
+			fl |= MFD_HUGETLB | ((unsigned int)log2u(c->page_size) << MFD_HUGE_SHIFT);
+		s->fd = memfd_create("shmdb", fl);
+		if (s->fd < 0) {
+			snprintf(err, errlen, "memfd_create: %s", strerror(errno));
+			return -1;
+		}
+		break;
+	}
+	case B_ANON:
+		break;
+	}
+	if (s->fd >= 0 && ftruncate(s->fd, (off_t)c->size)) {
+		snprintf(err, errlen, "ftruncate(%llu): %s",
+			 (unsigned long long)c->size, strerror(errno));
+		goto fail;
+	}
+
+	/*
+	 * Coordinator mapping.  fork mode: at the sessions' address, inherited.
+	 * attach mode: anywhere, not inherited (sessions attach themselves);
+	 * it keeps the SysV segment alive after IPC_RMID and makes a hugetlb
+	 * mapping reserve its pages now, before any session starts.
+	 * The coordinator never touches it: it adds no page tables.
+	 */
+	s->coord_addr = seg_map_at(c, s, c->attach == A_FORK ? s->addr : NULL);
+	if (!s->coord_addr) {
+		snprintf(err, errlen, "map segment (%llu bytes at %p): %s",
+			 (unsigned long long)c->size,
+			 c->attach == A_FORK ? (void *)s->addr : NULL, strerror(errno));
+		goto fail;
+	}
+	if (s->shmid >= 0)
+		shmctl(s->shmid, IPC_RMID, NULL);
+	if (c->attach == A_ATTACH && madvise(s->coord_addr, c->size, MADV_DONTFORK)) {
+		snprintf(err, errlen, "madvise(MADV_DONTFORK): %s", strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	seg_destroy(c, s);
+	return -1;
+}
+
+void seg_destroy(const struct cfg *c, struct seg *s)
+{
+	seg_unmap(c, s->coord_addr);
+	s->coord_addr = NULL;
+	if (s->shmid >= 0)
+		shmctl(s->shmid, IPC_RMID, NULL);     /* no-op if already gone */
+	s->shmid = -1;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A session: attach (or inherit) the segment, fault every page once (timed),
+ * then run transactions on random fixed-size buffers guarded by latches in
+ * the control mapping: read + verify, or read + verify + update.
+ *
+ * Buffer format (64-bit words): w[0] = index ^ MAGIC, w[1] = version (>= 1),
+ * w[2..] = mix(index, version).  An all-zero buffer is the valid "reset"
+ * state (fresh segment, or pages dropped by punch/truncate).  Data-loss
+ * operations bump ctl->loss_seq (odd while running); a writer that saw it
+ * change rewrites its buffer, a reader retries, a SIGBUS (access beyond a
+ * shrunk file) jumps back and retries after the file has regrown.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shmdb.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+#define MAGIC 0x5348444242554630ull
+
+void futex_wait(uint32_t *addr, uint32_t val, long timeout_ms)
+{
+	struct timespec ts = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_nsec = (timeout_ms % 1000) * 1000000L,
+	};
+
+	syscall(SYS_futex, addr, FUTEX_WAIT, val, timeout_ms >= 0 ? &ts : NULL,
+		NULL, 0);
+}
+
+void futex_wake(uint32_t *addr, int n)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
+uint64_t rng_next(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+static inline uint64_t mix(uint64_t idx, uint64_t ver)
+{
+	uint64_t x = idx * 0x9E3779B97F4A7C15ull ^ (ver + 0x632BE59BD9B4E019ull);
+
+	x ^= x >> 31;
+	return x | 1;   /* never 0: payload of a written buffer is non-zero */
+}
+
+/* Drepper's three-state futex mutex on a shared word. */
+static void latch_lock(uint32_t *l)
+{
+	uint32_t c = 0;
+
+	if (__atomic_compare_exchange_n(l, &c, 1, false, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED))
+		return;
+	if (c != 2)
+		c = __atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE);
+	while (c != 0) {
+		futex_wait(l, 2, -1);
+		c = __atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE);
+	}
+}
+
+static void latch_unlock(uint32_t *l)
+{
+	if (__atomic_fetch_sub(l, 1, __ATOMIC_RELEASE) != 1) {
+		__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+		futex_wake(l, 1);
+	}
+}
+
+enum vres { V_OK, V_ZERO, V_BAD };
+
+static enum vres verify(const volatile uint64_t *w, size_t nw, uint64_t idx,
+			uint64_t *ver)
+{
+	uint64_t h = w[0], v = w[1];
+
+	if (h == 0 && v == 0) {
+		for (size_t i = 2; i < nw; i++)
+			if (w[i])
+				return V_BAD;
+		*ver = 0;
+		return V_ZERO;
+	}
+	if (h != (idx ^ MAGIC) || v == 0)
+		return V_BAD;
+
+	uint64_t m = mix(idx, v);
+
+	for (size_t i = 2; i < nw; i++)
+		if (w[i] != m)
+			return V_BAD;
+	*ver = v;
+	return V_OK;
+}
+
+static void fill(volatile uint64_t *w, size_t nw, uint64_t idx, uint64_t ver)
+{
+	uint64_t m = mix(idx, ver);
+
+	for (size_t i = 2; i < nw; i++)
+		w[i] = m;
+	w[1] = ver;
+	w[0] = idx ^ MAGIC;
+}
+
+/* Process-local state: in .bss, touched before the baseline is measured. */
+static struct {
+	struct hist first_touch, txn, access;
+	struct hist dis_txn[NOPS], dis_access[NOPS];
+	uint64_t txns, reads, writes, resets, retries, sigbus, verify_errors;
+} L;
+
+static sigjmp_buf jb;
+static volatile sig_atomic_t jb_armed;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	(void)uc;
+	if (jb_armed)
+		siglongjmp(jb, 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void session_fail(struct ctl *ctl, const char *msg)
+{
+	if (__atomic_fetch_add(&ctl->session_errors, 1, __ATOMIC_RELAXED) == 0)
+		snprintf(ctl->session_msg, sizeof(ctl->session_msg), "%s", msg);
+	_exit(3);
+}
+
+static void wait_phase(struct ctl *ctl, uint32_t want, pid_t parent)
+{
+	uint32_t p;
+
+	while ((p = __atomic_load_n(&ctl->phase, __ATOMIC_ACQUIRE)) < want) {
+		futex_wait(&ctl->phase, p, 200);
+		if (getppid() != parent)
+			_exit(4);
+	}
+	if (p == PH_ABORT)
+		_exit(5);
+}
+
+static void arrive(struct ctl *ctl, int ph, uint64_t n)
+{
+	if (__atomic_add_fetch(&ctl->arrived[ph], 1, __ATOMIC_ACQ_REL) == n)
+		futex_wake(&ctl->arrived[ph], INT_MAX);
+}
+
+static void wait_loss_done(struct ctl *ctl)
+{
+	struct timespec ts = { 0, 100000 };
+
+	while (__atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE) & 1)
+		nanosleep(&ts, NULL);
+}
+
+/* Fault every page of the segment once; first write to each page timed. */
+static void fault_all(const struct cfg *c, struct ctl *ctl, char *base)
+{
+	if (c->page_size == 4096 && c->populate) {
+		const uint64_t chunk = 2ull << 20;
+
+		for (uint64_t off = 0; off < c->size; off += chunk) {
+			uint64_t len = c->size - off < chunk ? c->size - off : chunk;
+			uint64_t t0 = now_ns();
+
+			if (madvise(base + off, len, MADV_POPULATE_WRITE)) {
+				if (off == 0 && errno == EINVAL)
+					goto touch;     /* kernel < 5.14 */
+				session_fail(ctl, "madvise(MADV_POPULATE_WRITE) failed");
+			}
+			hist_insert(&L.first_touch, now_ns() - t0);
+		}
+		__atomic_fetch_add(&ctl->populate_used, 1, __ATOMIC_RELAXED);
+		return;
+	}
+touch:
+	for (uint64_t off = 0; off < c->size; off += c->page_size) {
+		uint64_t *p = (uint64_t *)(base + off);
+		uint64_t t0 = now_ns();
+
+		/* a write that keeps the content: faults the page writable */
+		__atomic_fetch_add(p, 0, __ATOMIC_RELAXED);
+		hist_insert(&L.first_touch, now_ns() - t0);
+	}
+}
+
+/*
+ * One transaction.  *tprev is the end of the previous one (closed loop: the
+ * next transaction starts right away), so two clock reads per transaction:
+ * after the first access to the buffer and at the end.
+ */
+static void txn(const struct cfg *c, struct ctl *ctl, char *base,
+		uint64_t *rng, size_t nw, uint64_t nbuf, uint64_t *tprev)
+{
+	uint64_t r = rng_next(rng);
+	uint64_t idx = (r >> 8) % nbuf;
+	bool wr = (r & 0xff) * 100 < c->write_pct * 256;
+	volatile uint64_t *w = (volatile uint64_t *)(base + idx * c->buffer_size);
+	uint32_t *lat = &ctl->latch[idx % NLATCH];
+	uint64_t s0 = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
+	volatile uint32_t op0 = __atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
+	volatile bool locked = false;
+	volatile uint64_t t0 = *tprev, t1 = 0;
+	uint64_t ver, ls;
+	enum vres vr;
+
+	if (sigsetjmp(jb, 0)) {
+		/* SIGBUS: the file was shrunk under us; wait until it regrows */
+		L.sigbus++;
+		wait_loss_done(ctl);
+	}
+	jb_armed = 1;
+	(void)w[0];                     /* first access: may fault */
+	if (!t1)
+		t1 = now_ns();
+	if (!locked) {
+		latch_lock(lat);
+		locked = true;
+	}
+	for (;;) {
+		ls = __atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE);
+		vr = verify(w, nw, idx, &ver);
+		if (vr == V_BAD) {
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			if ((ls & 1) || __atomic_load_n(&ctl->loss_seq,
+							 __ATOMIC_ACQUIRE) != ls) {
+				L.retries++;
+				wait_loss_done(ctl);
+				continue;
+			}
+			if (L.verify_errors++ == 0 &&
+			    !__atomic_exchange_n(&ctl->verify_msg_taken, 1, __ATOMIC_RELAXED))
+				snprintf(ctl->verify_msg, sizeof(ctl->verify_msg),
+					 "buffer %llu: header %#llx version %llu is neither valid nor reset",
+					 (unsigned long long)idx,
+					 (unsigned long long)w[0],
+					 (unsigned long long)w[1]);
+			break;
+		}
+		if (vr == V_ZERO)
+			L.resets++;
+		if (!wr)
+			break;
+		fill(w, nw, idx, ver + 1);
+		/* stores visible before we check that no data loss overlapped */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE) == ls && !(ls & 1))
+			break;
+		L.retries++;
+		wait_loss_done(ctl);
+	}
+	latch_unlock(lat);
+	jb_armed = 0;
+
+	uint64_t t2 = now_ns();
+
+	*tprev = t2;
+	uint64_t s1 = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
+
+	hist_insert(&L.txn, t2 - t0);
+	hist_insert(&L.access, t1 - t0);
+	if ((s0 & 1) || s1 != s0) {
+		uint32_t op = (s0 & 1) ? op0 :
+			__atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
+
+		if (op < NOPS) {
+			hist_insert(&L.dis_txn[op], t2 - t0);
+			hist_insert(&L.dis_access[op], t1 - t0);
+		}
+	}
+	L.txns++;
+	if (wr)
+		L.writes++;
+	else
+		L.reads++;
+}
+
+static void publish(struct ctl *ctl)
+{
+	hist_merge_atomic(&ctl->first_touch, &L.first_touch);
+	hist_merge_atomic(&ctl->txn, &L.txn);
+	hist_merge_atomic(&ctl->access, &L.access);
+	for (int i = 0; i < NOPS; i++) {
+		hist_merge_atomic(&ctl->dis_txn[i], &L.dis_txn[i]);
+		hist_merge_atomic(&ctl->dis_access[i], &L.dis_access[i]);
+	}
+	__atomic_fetch_add(&ctl->txns, L.txns, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ctl->reads, L.reads, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ctl->writes, L.writes, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ctl->resets, L.resets, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ctl->retries, L.retries, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ctl->sigbus, L.sigbus, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ctl->verify_errors, L.verify_errors, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ctl->sessions_done, 1, __ATOMIC_RELEASE);
+}
+
+void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
+		  unsigned int id)
+{
+	pid_t parent = getppid();
+	struct sigaction sa;
+	uint64_t rng = c->seed * 0x100000001B3ull + id + 1;
+	char *base;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigaction(SIGBUS, &sa, NULL);
+	signal(SIGINT, SIG_IGN);        /* the coordinator handles ^C */
+
+	/* Process-local state now, so the baseline includes it. */
+	hist_init(&L.first_touch);
+	hist_init(&L.txn);
+	hist_init(&L.access);
+	for (int i = 0; i < NOPS; i++) {
+		hist_init(&L.dis_txn[i]);
+		hist_init(&L.dis_access[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		rng_next(&rng);
+	(void)now_ns();
+
+	arrive(ctl, PH_INIT, c->sessions);
+	wait_phase(ctl, PH_ATTACH, parent);
+
+	uint64_t t0 = now_ns();
+
+	if (c->attach == A_ATTACH) {
+		base = seg_map_at(c, s, s->addr);
+		if (!base)
+			session_fail(ctl, "session could not attach the segment at its address");
+	} else {
+		base = s->addr;
+	}
+	fault_all(c, ctl, base);
+	{
+		struct hist h;
+
+		hist_init(&h);
+		hist_insert(&h, now_ns() - t0);
+		hist_merge_atomic(&ctl->attach, &h);
+	}
+	arrive(ctl, PH_ATTACH, c->sessions);
+	wait_phase(ctl, PH_RUN, parent);
+
+	size_t nw = c->buffer_size / 8;
+	uint64_t nbuf = c->size / c->buffer_size;
+
+	uint64_t tprev = now_ns();
+
+	while (!__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) &&
+	       (!c->txn_count || L.txns < c->txn_count))
+		txn(c, ctl, base, &rng, nw, nbuf, &tprev);
+
+	publish(ctl);
+	arrive(ctl, PH_RUN, c->sessions);
+	_exit(0);
+}

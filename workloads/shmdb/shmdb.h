@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* shmdb: database-like sessions on one shared segment, plus a disruptor. */
+#ifndef SHMDB_H
+#define SHMDB_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hist.h"
+
+enum backing { B_SHM, B_HUGETLBFS, B_MEMFD, B_ANON };
+enum attach_mode { A_FORK, A_ATTACH };
+enum op { OP_PUNCH, OP_TRUNCATE, OP_MPROTECT, OP_MUNMAP, OP_DONTNEED, NOPS };
+
+extern const char *const backing_names[];
+extern const char *const attach_names[];
+extern const char *const placement_names[];
+extern const char *const op_names[];
+
+#define DEFAULT_BASE 0x2000000000ull    /* 128 GiB: first 512 GiB PUD range */
+#define NLATCH 4096
+
+struct cfg {
+	enum backing backing;
+	uint64_t page_size;
+	uint64_t size;
+	int skewed;
+	uint64_t sessions;
+	enum attach_mode attach;
+	uint64_t duration_ms;           /* 0: until txn_count */
+	uint64_t txn_count;             /* per session, 0: until duration */
+	uint64_t write_pct;
+	uint64_t buffer_size;
+	uint64_t disrupt;               /* mask of enum op */
+	uint64_t disrupt_interval_ms;
+	uint64_t disrupt_len;
+	uint64_t seed;
+	uint64_t base;                  /* aligned address */
+	const char *hugetlbfs_dir;
+	const char *out;
+	bool populate;                  /* 4 KiB: MADV_POPULATE_WRITE */
+	bool quiet;
+};
+
+/* The segment as created by the coordinator. */
+struct seg {
+	int fd;                 /* hugetlbfs/memfd file, else -1 */
+	int shmid;              /* SysV id, else -1 */
+	char *addr;             /* where sessions map it */
+	char *coord_addr;       /* coordinator's own mapping */
+	char hugetlbfs_dir[256];/* directory used (hugetlbfs backing) */
+	bool private_mount;     /* we mounted (and detached) it ourselves */
+};
+
+enum phase { PH_INIT, PH_ATTACH, PH_RUN, PH_DONE, PH_ABORT = 99 };
+
+/* Control mapping shared by all processes (never disrupted). */
+struct ctl {
+	uint32_t phase;                 /* futex */
+	uint32_t arrived[4];            /* futex, per phase */
+	uint32_t stop;
+	uint64_t op_seq;                /* odd while a disruptor op runs */
+	uint64_t loss_seq;              /* odd while punch/truncate runs */
+	uint32_t op_cur;
+	uint64_t attach_start_ns;
+
+	struct hist attach;             /* per session attach+fault time */
+	struct hist first_touch;        /* per page (or populate chunk) */
+	struct hist txn;
+	struct hist access;             /* first access to a txn's buffer */
+	struct hist dis_txn[NOPS];
+	struct hist dis_access[NOPS];
+	struct hist op_dur[NOPS];
+	uint64_t op_count[NOPS];
+	uint64_t op_errors;
+	char op_error_msg[256];
+
+	uint64_t txns, reads, writes, resets, retries, sigbus;
+	uint64_t verify_errors;
+	uint32_t verify_msg_taken;
+	char verify_msg[256];
+	uint64_t session_errors;
+	char session_msg[256];
+	uint64_t sessions_done;
+	uint64_t populate_used;         /* sessions that used POPULATE_WRITE */
+
+	uint32_t latch[NLATCH];
+};
+
+/* segment.c */
+int seg_create(const struct cfg *c, struct seg *s, char *err, size_t errlen);
+/* Map (or shmat) the segment at `at` in the calling process. */
+char *seg_map_at(const struct cfg *c, const struct seg *s, char *at);
+int seg_unmap(const struct cfg *c, char *p);
+void seg_destroy(const struct cfg *c, struct seg *s);
+bool seg_file_backed(const struct cfg *c);
+
+/* session.c */
+void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
+		  unsigned int id) __attribute__((noreturn));
+void futex_wait(uint32_t *addr, uint32_t val, long timeout_ms);
+void futex_wake(uint32_t *addr, int n);
+uint64_t rng_next(uint64_t *s);
+
+/* disrupt.c */
+void disrupt_main(const struct cfg *c, const struct seg *s, struct ctl *ctl)
+	__attribute__((noreturn));
+
+#endif
