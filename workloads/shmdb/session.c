@@ -25,13 +25,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dbbuf.h"
 #include "shmdb.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
 
-#define MAGIC 0x5348444242554630ull
 
 void futex_wait(uint32_t *addr, uint32_t val, long timeout_ms)
 {
@@ -60,14 +60,6 @@ uint64_t rng_next(uint64_t *s)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
-static inline uint64_t mix(uint64_t idx, uint64_t ver)
-{
-	uint64_t x = idx * 0x9E3779B97F4A7C15ull ^ (ver + 0x632BE59BD9B4E019ull);
-
-	x ^= x >> 31;
-	return x | 1;   /* never 0: payload of a written buffer is non-zero */
-}
-
 /* Drepper's three-state futex mutex on a shared word. */
 static void latch_lock(uint32_t *l)
 {
@@ -90,42 +82,6 @@ static void latch_unlock(uint32_t *l)
 		__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 		futex_wake(l, 1);
 	}
-}
-
-enum vres { V_OK, V_ZERO, V_BAD };
-
-static enum vres verify(const volatile uint64_t *w, size_t nw, uint64_t idx,
-			uint64_t *ver)
-{
-	uint64_t h = w[0], v = w[1];
-
-	if (h == 0 && v == 0) {
-		for (size_t i = 2; i < nw; i++)
-			if (w[i])
-				return V_BAD;
-		*ver = 0;
-		return V_ZERO;
-	}
-	if (h != (idx ^ MAGIC) || v == 0)
-		return V_BAD;
-
-	uint64_t m = mix(idx, v);
-
-	for (size_t i = 2; i < nw; i++)
-		if (w[i] != m)
-			return V_BAD;
-	*ver = v;
-	return V_OK;
-}
-
-static void fill(volatile uint64_t *w, size_t nw, uint64_t idx, uint64_t ver)
-{
-	uint64_t m = mix(idx, ver);
-
-	for (size_t i = 2; i < nw; i++)
-		w[i] = m;
-	w[1] = ver;
-	w[0] = idx ^ MAGIC;
 }
 
 /* Process-local state: in .bss, touched before the baseline is measured. */
@@ -229,13 +185,17 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 	uint64_t s0 = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
 	volatile uint32_t op0 = __atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
 	volatile bool locked = false;
+	volatile bool rewrite = false;  /* our own write was disrupted */
+	volatile uint64_t wver = 0;
 	volatile uint64_t t0 = *tprev, t1 = 0;
 	uint64_t ver, ls;
-	enum vres vr;
+	enum dbbuf_state vr;
 
 	if (sigsetjmp(jb, 0)) {
 		/* SIGBUS: the file was shrunk under us; wait until it regrows */
 		L.sigbus++;
+		if (wver)
+			rewrite = true;
 		wait_loss_done(ctl);
 	}
 	jb_armed = 1;
@@ -248,8 +208,10 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 	}
 	for (;;) {
 		ls = __atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE);
-		vr = verify(w, nw, idx, &ver);
-		if (vr == V_BAD) {
+		if (rewrite)
+			goto write;     /* may be torn by the disruption: no verify */
+		vr = dbbuf_verify(w, nw, idx, &ver);
+		if (vr == DBBUF_BAD) {
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);
 			if ((ls & 1) || __atomic_load_n(&ctl->loss_seq,
 							 __ATOMIC_ACQUIRE) != ls) {
@@ -266,16 +228,19 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 					 (unsigned long long)w[1]);
 			break;
 		}
-		if (vr == V_ZERO)
+		if (vr == DBBUF_ZERO)
 			L.resets++;
 		if (!wr)
 			break;
-		fill(w, nw, idx, ver + 1);
+		wver = ver + 1;
+write:
+		dbbuf_fill(w, nw, idx, wver);
 		/* stores visible before we check that no data loss overlapped */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE) == ls && !(ls & 1))
 			break;
 		L.retries++;
+		rewrite = true;
 		wait_loss_done(ctl);
 	}
 	latch_unlock(lat);

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/* cmocka tests: kernel log scanner on real report lines. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kmsg.h"
+
+static void test_match(void **state)
+{
+	static const char *const hits[] = {
+		"WARNING: CPU: 1 PID: 321 at mm/hugetlb.c:5240 hugetlb_split+0x3c/0x50",
+		"WARNING: possible circular locking dependency detected",
+		"WARNING: suspicious RCU usage",
+		"BUG: unable to handle page fault for address: ffff888100000000",
+		"kernel BUG at mm/hugetlb.c:5065!",
+		"Oops: 0000 [#1] PREEMPT SMP NOPTI",
+		"BUG: Bad page state in process shmdb  pfn:12a00",
+		"BUG: Bad page map in process shmdb  pte:8000000102a000e7",
+		"INFO: task shmdb:412 blocked for more than 120 seconds.",
+		"rcu: INFO: rcu_sched detected stalls on CPUs/tasks:",
+		"rcu: INFO: rcu_preempt self-detected stall on CPU",
+		"watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [shmdb:77]",
+		"general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1]",
+		"Kernel panic - not syncing: Fatal exception",
+		"WARNING: inconsistent lock state",
+		NULL,
+	};
+	static const char *const misses[] = {
+		"hugetlbfs: shmdb (77): Using mlock ulimits for SHM_HUGETLB is obsolete",
+		"HugeTLB: registered 2.00 MiB page size, pre-allocated 600 pages",
+		"Run /init as init process",
+		"rcu: Hierarchical RCU implementation.",
+		"lockdep: fixing up alternatives.",
+		"ACPI: bus type PCI registered",
+		NULL,
+	};
+
+	(void)state;
+	for (int i = 0; hits[i]; i++)
+		assert_non_null(kmsg_match(hits[i]));
+	for (int i = 0; misses[i]; i++)
+		assert_null(kmsg_match(misses[i]));
+}
+
+static void test_record_text(void **state)
+{
+	size_t len;
+	const char *t = kmsg_record_text(
+		"4,1234,5678901,-;WARNING: CPU: 0 PID: 1 at x\n SUBSYSTEM=mm\n", &len);
+
+	(void)state;
+	assert_int_equal(len, strlen("WARNING: CPU: 0 PID: 1 at x"));
+	assert_memory_equal(t, "WARNING: CPU: 0 PID: 1 at x", len);
+	t = kmsg_record_text("6,1,2,c;hello", &len);
+	assert_int_equal(len, 5);
+	assert_memory_equal(t, "hello", 5);
+}
+
+static void test_feed_context(void **state)
+{
+	struct kmsg_scan k;
+	char line[64];
+
+	(void)state;
+	kmsg_init(&k);
+	kmsg_feed(&k, "noise 1");
+	kmsg_feed(&k, "noise 2");
+	kmsg_feed(&k, "before 1");
+	kmsg_feed(&k, "before 2");
+	kmsg_feed(&k, "WARNING: CPU: 1 PID: 9 at mm/mmap.c:748 __vma_adjust");
+	for (int i = 0; i < KMSG_CTX_AFTER + 5; i++) {
+		snprintf(line, sizeof(line), "after %d", i);
+		kmsg_feed(&k, line);
+	}
+	assert_int_equal(k.findings, 1);
+	/* 2 before, the match, KMSG_CTX_AFTER after */
+	assert_int_equal(k.n, KMSG_CTX_BEFORE + 1 + KMSG_CTX_AFTER);
+	assert_string_equal(k.excerpt[0], "before 1");
+	assert_string_equal(k.excerpt[1], "before 2");
+	assert_string_equal(k.excerpt[2],
+			    "WARNING: CPU: 1 PID: 9 at mm/mmap.c:748 __vma_adjust");
+	assert_string_equal(k.excerpt[3], "after 0");
+	snprintf(line, sizeof(line), "after %d", KMSG_CTX_AFTER - 1);
+	assert_string_equal(k.excerpt[k.n - 1], line);
+
+	/* a second finding within the context does not repeat lines */
+	kmsg_feed(&k, "Oops: 0000 [#1] SMP");
+	kmsg_feed(&k, "BUG: Bad page state in process x");
+	assert_int_equal(k.findings, 3);
+	assert_string_equal(k.excerpt[k.n - 1], "BUG: Bad page state in process x");
+
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	struct json j;
+
+	json_init(&j, f, 0);
+	json_obj_begin(&j);
+	kmsg_json(&j, &k);
+	json_obj_end(&j);
+	assert_int_equal(json_finish(&j), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"kernel_log\":{\"available\":false,\"warnings\":3,"));
+	assert_non_null(strstr(buf, "\"before 1\",\"before 2\",\"WARNING: CPU: 1"));
+	free(buf);
+	kmsg_close(&k);
+	assert_int_equal(k.n, 0);
+}
+
+static void test_excerpt_cap(void **state)
+{
+	struct kmsg_scan k;
+
+	(void)state;
+	kmsg_init(&k);
+	for (int i = 0; i < KMSG_MAX_EXCERPT + 10; i++)
+		kmsg_feed(&k, "WARNING: flood");
+	assert_int_equal(k.findings, KMSG_MAX_EXCERPT + 10);
+	assert_int_equal(k.n, KMSG_MAX_EXCERPT);
+	assert_true(k.truncated);
+	kmsg_close(&k);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_record_text),
+		cmocka_unit_test(test_feed_context),
+		cmocka_unit_test(test_excerpt_cap),
+	};
+
+	return cmocka_run_group_tests_name("kmsg", tests, NULL, NULL);
+}

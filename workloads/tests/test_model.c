@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/* cmocka tests: page-table savings model. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "model.h"
+
+#define K 1024ull
+#define M (1024ull * K)
+#define G (1024ull * M)
+#define BASE (128 * G)
+
+static struct model_res run(uint64_t size, uint64_t page, uint64_t start,
+			    uint64_t n, bool share)
+{
+	struct model_cfg c = { size, page, start, n, share };
+	struct model_res r;
+
+	assert_int_equal(model_compute(&c, &r), 0);
+	return r;
+}
+
+static void test_4k(void **state)
+{
+	(void)state;
+	/* notes: G x (2 MiB + 4 KiB) per process */
+	struct model_res r = run(1 * G, 4 * K, BASE, 100, true);
+
+	assert_int_equal(r.pte_pages_per_session, 512);
+	assert_int_equal(r.pmd_pages_per_session, 1);
+	assert_int_equal(r.marginal_bytes, 2 * M + 4 * K);
+	assert_int_equal(r.expected_bytes, 100 * (2 * M + 4 * K));
+	assert_false(r.sharing);
+	/* 256 MiB: 128 PTE pages + 1 PMD page */
+	r = run(256 * M, 4 * K, BASE, 100, true);
+	assert_int_equal(r.marginal_bytes, 129 * 4 * K);
+	/* a 4 KiB range straddling a 2 MiB boundary needs 2 PTE pages */
+	r = run(8 * K, 4 * K, BASE + 2 * M - 4 * K, 1, false);
+	assert_int_equal(r.pte_pages_per_session, 2);
+	assert_int_equal(r.pmd_pages_per_session, 1);
+}
+
+static void test_2m_aligned_shared(void **state)
+{
+	(void)state;
+	struct model_res r = run(1 * G, 2 * M, BASE, 1000, true);
+
+	assert_int_equal(r.slots, 1);
+	assert_int_equal(r.full_slots, 1);
+	assert_int_equal(r.shared_slots, 1);
+	assert_int_equal(r.pmd_pages_per_session, 0);
+	assert_int_equal(r.marginal_bytes, 0);
+	assert_int_equal(r.shared_bytes, 4 * K);      /* the one shared PMD page */
+	assert_int_equal(r.expected_bytes, 4 * K);
+	assert_true(r.per_session_bytes > 4.09 && r.per_session_bytes < 4.1);
+	assert_true(r.sharing);
+	/* no sessions: nothing */
+	r = run(1 * G, 2 * M, BASE, 0, true);
+	assert_int_equal(r.expected_bytes, 0);
+}
+
+static void test_2m_unshared(void **state)
+{
+	(void)state;
+	/* aligned but not shareable (MAP_PRIVATE): one PMD page per GiB */
+	struct model_res r = run(1 * G, 2 * M, BASE, 1000, false);
+
+	assert_int_equal(r.marginal_bytes, 4 * K);
+	assert_int_equal(r.expected_bytes, 1000 * 4 * K);
+	assert_false(r.sharing);
+
+	/* skewed by 2 MiB: 1 GiB straddles 2 slots, neither fully covered */
+	r = run(1 * G, 2 * M, BASE + 2 * M, 1000, true);
+	assert_int_equal(r.slots, 2);
+	assert_int_equal(r.full_slots, 0);
+	assert_int_equal(r.pmd_pages_per_session, 2);
+	assert_int_equal(r.marginal_bytes, 8 * K);
+	assert_int_equal(r.expected_bytes, 1000 * 8 * K);
+	assert_false(r.sharing);
+
+	/* less than a GiB, aligned: the partial slot cannot be shared */
+	r = run(512 * M, 2 * M, BASE, 10, true);
+	assert_int_equal(r.shared_slots, 0);
+	assert_int_equal(r.marginal_bytes, 4 * K);
+
+	/* 3 GiB skewed: 4 slots, 2 inner ones fully covered and shared */
+	r = run(3 * G, 2 * M, BASE + 2 * M, 10, true);
+	assert_int_equal(r.slots, 4);
+	assert_int_equal(r.full_slots, 2);
+	assert_int_equal(r.pmd_pages_per_session, 2);
+	assert_int_equal(r.expected_bytes, 10 * 8 * K + 2 * 4 * K);
+}
+
+static void test_seed_article(void **state)
+{
+	(void)state;
+	/* 1 TiB unshared: 1024 PMD pages = 4 MiB per process; the 9,999 extra
+	 * processes of the article cost 39.06 GiB without sharing. */
+	struct model_res r = run(1024 * G, 2 * M, 0, 10000, false);
+	struct model_res s = run(1024 * G, 2 * M, 0, 10000, true);
+
+	assert_int_equal(r.marginal_bytes, 4 * M);
+	assert_int_equal(s.marginal_bytes, 0);
+	assert_int_equal(s.shared_bytes, 4 * M);
+	assert_int_equal(r.expected_bytes - s.expected_bytes, 9999ull * 4 * M);
+	/* and for the 1 GiB of the article: 39 MiB */
+	r = run(1 * G, 2 * M, 0, 10000, false);
+	s = run(1 * G, 2 * M, 0, 10000, true);
+	assert_int_equal(r.expected_bytes - s.expected_bytes, 9999ull * 4 * K);
+}
+
+static void test_1g(void **state)
+{
+	(void)state;
+	struct model_res r = run(4 * G, 1 * G, BASE, 3000, true);
+
+	assert_int_equal(r.slots, 4);
+	assert_int_equal(r.pmd_pages_per_session, 0);
+	assert_int_equal(r.pte_pages_per_session, 0);
+	assert_int_equal(r.expected_bytes, 0);
+	assert_false(r.sharing);
+}
+
+static void test_invalid(void **state)
+{
+	struct model_res r;
+	struct model_cfg c = { 0, 2 * M, BASE, 1, true };
+
+	(void)state;
+	assert_int_equal(model_compute(&c, &r), -1);            /* size 0 */
+	c.size = 3 * M;
+	assert_int_equal(model_compute(&c, &r), -1);            /* not multiple */
+	c.size = 2 * M;
+	c.page_size = 64 * K;
+	assert_int_equal(model_compute(&c, &r), -1);            /* page size */
+	c.page_size = 1 * G;
+	c.size = 1 * G;
+	c.start = BASE + 2 * M;
+	assert_int_equal(model_compute(&c, &r), -1);            /* 1G skewed */
+	c.start = UINT64_MAX - G + 1;
+	c.size = 2 * G;
+	assert_int_equal(model_compute(&c, &r), -1);            /* wraps */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_4k),
+		cmocka_unit_test(test_2m_aligned_shared),
+		cmocka_unit_test(test_2m_unshared),
+		cmocka_unit_test(test_seed_article),
+		cmocka_unit_test(test_1g),
+		cmocka_unit_test(test_invalid),
+	};
+
+	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
+}
