@@ -13,6 +13,8 @@ matplotlib.rcParams.update({
     "svg.fonttype": "none",
     "font.size": 9,
     "figure.figsize": (6.4, 3.8),
+    "figure.subplot.left": 0.12, "figure.subplot.right": 0.97,
+    "figure.subplot.bottom": 0.13, "figure.subplot.top": 0.92,
 })
 MODE_STYLE = {"4k": ("tab:red", "s"), "2m-aligned": ("tab:green", "o"),
               "2m-skewed": ("tab:orange", "^"), "1g": ("tab:blue", "D")}
@@ -20,8 +22,7 @@ MODE_STYLE = {"4k": ("tab:red", "s"), "2m-aligned": ("tab:green", "o"),
 
 def to_svg(fig):
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None},
-                bbox_inches="tight")
+    fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
     svg = buf.getvalue()
     return svg[svg.index("<svg"):]
@@ -62,7 +63,7 @@ def savings_plot(fits, guest):
     ax.set_yscale("log")
     ax.set_xscale("log")
     ax.set_ylim(bottom=min(lows) / 2)
-    ax.grid(True, which="both", linewidth=0.3)
+    ax.grid(True, linewidth=0.3)
     ax.set_title("%s: page-table bytes vs sessions "
                  "(points: measured, solid: fit, dashed: model)" % guest,
                  fontsize=8)
@@ -70,32 +71,34 @@ def savings_plot(fits, guest):
     return to_svg(fig)
 
 
-def cdf_plot(rows, metric, mode):
-    """CDF of one latency metric for one page mode, one line per result
-    (all guests, so fault-lock modes show side by side)."""
-    fig, ax = plt.subplots()
-    drawn = False
-    path = dict(latency.METRICS)[metric]
-    for r in rows:
-        if r["mode"] != mode:
-            continue
-        xs, ys = stats.cdf(r["_result"].get(*path))
-        if not xs:
-            continue
-        label = "%s: %s, %s sessions (%s)" % (
-            r["guest"], r["lock"], r["sessions"], r["experiment"])
-        ax.step([x / 1000.0 for x in xs], ys, where="post", label=label,
-                linestyle="-" if r["lock"] != "vma" else "--")
-        drawn = True
-    if not drawn:
-        plt.close(fig)
+def cdf_plot(rows, mode, metrics):
+    """CDFs for one page mode: one panel per metric, one line per result
+    (all guests, so fault-lock modes show side by side; vma dashed)."""
+    metrics = [m for m in metrics if any(
+        r["mode"] == mode and m in r["metrics"] for r in rows)]
+    if not metrics:
         return None
-    ax.set_xscale("log")
-    ax.set_xlabel("latency (us, log2 bucket upper bounds)")
-    ax.set_ylabel("fraction of samples")
-    ax.set_ylim(0, 1.01)
-    ax.grid(True, which="both", linewidth=0.3)
-    ax.set_title("%s, %s" % (latency.METRIC_TITLES[metric],
-                             model.MODE_TITLES.get(mode, mode)), fontsize=8)
-    ax.legend(fontsize=6)
+    fig, axes = plt.subplots(1, len(metrics), squeeze=False,
+                             figsize=(4.2 * len(metrics) + 0.6, 3.8))
+    for ax, metric in zip(axes[0], metrics):
+        path = dict(latency.METRICS)[metric]
+        for r in rows:
+            if r["mode"] != mode:
+                continue
+            xs, ys = stats.cdf(r["_result"].get(*path))
+            if not xs:
+                continue
+            label = "%s: %s, %s sess. (%s)" % (
+                r["guest"], r["lock"], r["sessions"], r["experiment"])
+            ax.step([x / 1000.0 for x in xs], ys, where="post", label=label,
+                    linestyle="--" if r["lock"] == "vma" else "-")
+        ax.set_xscale("log")
+        ax.set_xlabel("latency (us, log2 bucket upper bounds)")
+        ax.set_ylim(0, 1.01)
+        ax.grid(True, linewidth=0.3)
+        ax.set_title(latency.METRIC_TITLES[metric], fontsize=8)
+    axes[0][0].set_ylabel("fraction of samples")
+    axes[0][-1].legend(fontsize=6, loc="lower right")
+    fig.suptitle(model.MODE_TITLES.get(mode, mode), fontsize=9)
+    fig.subplots_adjust(top=0.84, wspace=0.22)
     return to_svg(fig)

@@ -206,6 +206,9 @@ def savings_sections(sav, tolerance):
 
 HIST_COLUMNS = ("transactions", "faults", "transactions_disrupted",
                 "faults_disrupted")
+# CDF panels: the metric during disruption, or all samples without one.
+CDF_METRICS = (("faults_disrupted", "faults"),
+               ("transactions_disrupted", "transactions"))
 
 
 def latency_sections(lat):
@@ -250,11 +253,14 @@ def latency_sections(lat):
                "(i_mmap and vma): no stall ratio.")
     modes = [m for m in model.MODES if any(r["mode"] == m
                                            for r in lat["rows"])]
-    for metric in HIST_COLUMNS:
-        for m in modes:
-            s.figure(plots.cdf_plot(lat["rows"], metric, m),
-                     "CDF of %s, %s" % (latency.METRIC_TITLES[metric],
-                                        model.MODE_TITLES[m]))
+    for m in modes:
+        have = {k for r in lat["rows"] if r["mode"] == m
+                for k in r["metrics"]}
+        metrics = [d if d in have else plain for d, plain in CDF_METRICS]
+        s.figure(plots.cdf_plot(lat["rows"], m, metrics),
+                 "CDF of fault and transaction latency during disruption "
+                 "(all samples when a run had no disruption), %s"
+                 % model.MODE_TITLES[m])
     return [s]
 
 

@@ -10,7 +10,10 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-FIXTURES = os.path.join(HERE, "fixtures")
+# HUGELAB_REPORT_FIXTURES points the tests at other run directories (for
+# trying new real runs before they are trimmed into fixtures/).
+FIXTURES = os.environ.get("HUGELAB_REPORT_FIXTURES",
+                          os.path.join(HERE, "fixtures"))
 
 
 def fixture_runs():

@@ -1,0 +1,174 @@
+"""Regression rules of `compare`, on copies of a real run perturbed in
+known ways, and on the rule functions directly."""
+
+import os
+import shutil
+
+import pytest
+from conftest import dump_json, load_json
+from test_stats import hist_of
+
+from hugelab_report import cli, compare, latency, rundir
+
+
+def shmdb_results(run_dir):
+    run = rundir.load(run_dir)
+    return [r for r in run.results("shmdb")]
+
+
+def candidate(real_run, tmp_path):
+    c = str(tmp_path / "candidate")
+    shutil.copytree(real_run, c)
+    return c
+
+
+def run_compare(base, cand, *extra):
+    code = cli.main(["compare", base, cand] + list(extra))
+    doc = load_json(os.path.join(cand, "compare.json"))
+    return code, doc
+
+
+def verdicts(doc, kind, verdict="regression"):
+    return [i for i in doc["items"] if i["kind"] == kind and
+            i["verdict"] == verdict]
+
+
+def test_identical_runs_do_not_regress(real_run, tmp_path):
+    cand = candidate(real_run, tmp_path)
+    code, doc = run_compare(real_run, cand)
+    assert doc["status"] == ("regression" if verdicts(doc, "checks")
+                             else "ok")
+    for kind in ("deterministic", "latency", "warnings", "coverage"):
+        assert not verdicts(doc, kind), kind
+    assert code == (1 if verdicts(doc, "checks") else 0)
+    for f in ("compare.md", "compare.json", "junit-compare.xml"):
+        assert os.path.exists(os.path.join(cand, f))
+
+
+def scale_hist(h, k):
+    for key in ("sum", "min", "max", "p50", "p90", "p99", "p999"):
+        if isinstance(h.get(key), (int, float)):
+            h[key] = h[key] * k
+    h["buckets"] = [[b * k, n] for b, n in h["buckets"]]
+
+
+def test_slower_latency_regresses(real_run, tmp_path):
+    cand = candidate(real_run, tmp_path)
+    slowed = []
+    for r in shmdb_results(cand):
+        doc = r.doc
+        h = r.get("transactions", "latency")
+        if h and h.get("count", 0) >= compare.MIN_SAMPLES:
+            scale_hist(h, 4)
+            slowed.append(r.guest + "/" + r.name)
+            dump_json(r.path, doc)
+    assert slowed, "the fixture has no transaction histogram to slow down"
+    code, doc = run_compare(real_run, cand)
+    assert code == 1
+    got = {i["key"] for i in verdicts(doc, "latency")
+           if i["metric"] == "transactions"}
+    assert got == set(slowed)
+
+
+def test_faster_latency_is_not_a_regression(real_run, tmp_path):
+    cand = candidate(real_run, tmp_path)
+    for r in shmdb_results(cand):
+        h = r.get("transactions", "latency")
+        if h:
+            for b in h["buckets"]:
+                b[0] = max(1, b[0] // 4)
+            h["sum"] //= 4
+            dump_json(r.path, r.doc)
+    code, doc = run_compare(real_run, cand)
+    assert not verdicts(doc, "latency")
+
+
+def test_more_page_tables_regress_fewer_improve(real_run, tmp_path):
+    cand = candidate(real_run, tmp_path)
+    rs = shmdb_results(cand)
+    up, down = rs[0], rs[-1]
+    assert up.path != down.path
+    up.doc["pagetables_per_session"] *= 1.05
+    down.doc["pagetables_per_session"] *= 0.9
+    dump_json(up.path, up.doc)
+    dump_json(down.path, down.doc)
+    code, doc = run_compare(real_run, cand)
+    assert code == 1
+    det = [i for i in doc["items"] if i["metric"] ==
+           "pagetables_per_session" and i["verdict"] != "ok"]
+    assert {(i["key"], i["verdict"]) for i in det} == {
+        ("%s/%s" % (up.guest, up.name), "regression"),
+        ("%s/%s" % (down.guest, down.name), "improved")}
+    # A looser tolerance accepts the 5 % rise.
+    code, doc = run_compare(real_run, cand, "--tolerance", "0.06")
+    assert not [i for i in verdicts(doc, "deterministic")
+                if i["metric"] == "pagetables_per_session"]
+
+
+def test_new_kernel_warning_regresses(real_run, tmp_path):
+    cand = candidate(real_run, tmp_path)
+    guests = [g for g in rundir.load(cand).guests
+              if not (g.doc.get("expect") or {}).get("kernel_warnings")]
+    if not guests:
+        pytest.skip("every guest of the fixture is expected to warn")
+    g = guests[0]
+    with open(os.path.join(g.path, "console.log"), "a") as f:
+        f.write("[   99.000000] WARNING: CPU: 1 PID: 77 at mm/hugetlb.c:5234 "
+                "hugetlb_split+0x3c/0x50\n")
+    code, doc = run_compare(real_run, cand)
+    assert code == 1
+    assert [i["key"] for i in verdicts(doc, "warnings")] == [g.name]
+
+
+def test_missing_experiment_regresses(real_run, tmp_path):
+    cand = candidate(real_run, tmp_path)
+    r = next(rundir.load(cand).results())
+    os.unlink(r.path)
+    gpath = os.path.join(cand, "guests", r.guest, "guest.json")
+    gdoc = load_json(gpath)
+    gdoc["experiments"] = [e for e in gdoc.get("experiments", [])
+                           if e.get("name") != r.name]
+    dump_json(gpath, gdoc)
+    code, doc = run_compare(real_run, cand)
+    assert code == 1
+    assert [i["key"] for i in verdicts(doc, "coverage")] == [
+        "%s/%s" % (r.guest, r.name)]
+
+
+def test_deterministic_rule():
+    d = compare.deterministic
+    assert d("k", "x", "m", 100, 101.9, 0.02, "higher_worse")["verdict"] \
+        == "ok"
+    assert d("k", "x", "m", 100, 103, 0.02, "higher_worse")["verdict"] \
+        == "regression"
+    assert d("k", "x", "m", 100, 97, 0.02, "higher_worse")["verdict"] \
+        == "improved"
+    assert d("k", "x", "m", 100, 97, 0.02, "any")["verdict"] == "regression"
+    assert d("k", "x", "m", 100, 97, 0.02, "lower_worse")["verdict"] \
+        == "regression"
+    assert d("k", "x", "m", 0, 1, 0.02, "any")["verdict"] == "regression"
+
+
+def test_latency_rule_needs_significance_and_size():
+    base = hist_of(list(range(1000, 3000, 2)))
+    items = [
+        compare.latency_item("a", "m", base,
+                             hist_of(list(range(1000, 3000, 2))), 0.01, 0.1),
+        compare.latency_item("b", "m", base,
+                             hist_of(list(range(3000, 9000, 6))), 0.01, 0.1),
+        # 5 % slower: significant with 1000 samples a side, but below the
+        # 10 % threshold.
+        compare.latency_item("c", "m", base,
+                             hist_of(list(range(1050, 3150, 2))), 0.01, 0.1),
+        compare.latency_item("d", "m", base, hist_of([5000] * 5), 0.01,
+                             0.1),
+    ]
+    compare.decide_latency(items, 0.01, 0.1)
+    assert [i["verdict"] for i in items] == ["ok", "regression", "ok",
+                                             "skipped"]
+
+
+def test_lock_family():
+    assert latency.lock_family("i_mmap_rwsem") == "i_mmap"
+    assert latency.lock_family("vma") == "vma"
+    assert latency.lock_family(None) == "none"

@@ -1,0 +1,96 @@
+"""Loading and validating run directories; exit status 2 on bad input."""
+
+import os
+
+from conftest import dump_json, load_json
+
+from hugelab_report import cli, rundir
+
+MANIFEST = {"schema": "hugelab.run/1", "run_id": "r", "guests": ["g"]}
+GUEST = {"schema": "hugelab.guest/1", "name": "g", "status": "ok",
+         "experiments": [{"name": "e", "program": "shmdb", "status": "ok",
+                          "result": "results/e.json"}]}
+
+
+def make(tmp_path, manifest=MANIFEST, guest=GUEST, result=None):
+    d = tmp_path / "run"
+    (d / "guests" / "g" / "results").mkdir(parents=True)
+    if manifest is not None:
+        dump_json(d / "manifest.json", manifest)
+    if guest is not None:
+        dump_json(d / "guests" / "g" / "guest.json", guest)
+    if result is not None:
+        with open(d / "guests" / "g" / "results" / "e.json", "w") as f:
+            f.write(result)
+    return str(d)
+
+
+def rc(*argv):
+    return cli.main(list(argv))
+
+
+def test_not_a_directory(tmp_path, capsys):
+    assert rc("render", str(tmp_path / "nope")) == 2
+    assert "not a directory" in capsys.readouterr().err
+
+
+def test_no_manifest(tmp_path, capsys):
+    assert rc("render", make(tmp_path, manifest=None)) == 2
+    assert "not a run directory" in capsys.readouterr().err
+
+
+def test_invalid_manifest_json(tmp_path, capsys):
+    d = make(tmp_path)
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        f.write("{not json")
+    assert rc("render", d) == 2
+    assert "invalid JSON" in capsys.readouterr().err
+
+
+def test_wrong_schema(tmp_path):
+    assert rc("render", make(tmp_path, manifest={"schema": "x/1"})) == 2
+
+
+def test_listed_guest_missing(tmp_path, capsys):
+    m = dict(MANIFEST, guests=["g", "h"])
+    assert rc("render", make(tmp_path, manifest=m)) == 2
+    assert "guest h" in capsys.readouterr().err
+
+
+def test_bad_guest_name(tmp_path):
+    m = dict(MANIFEST, guests=["../g"])
+    assert rc("render", make(tmp_path, manifest=m)) == 2
+
+
+def test_invalid_result_json(tmp_path, capsys):
+    assert rc("render", make(tmp_path, result="[1, 2")) == 2
+    assert "e.json" in capsys.readouterr().err
+
+
+def test_compare_bad_input(tmp_path, real_run):
+    assert rc("compare", real_run, str(tmp_path / "nope")) == 2
+    assert rc("compare", str(tmp_path / "nope"), real_run) == 2
+
+
+def test_missing_result_is_a_failed_check(tmp_path):
+    run = rundir.load(make(tmp_path))
+    assert run.guests[0].missing_results == ["e"]
+
+
+def test_real_run_loads(real_run):
+    run = rundir.load(real_run)
+    m = load_json(os.path.join(real_run, "manifest.json"))
+    assert [g.name for g in run.guests] == m["guests"]
+    assert any(True for _ in run.results())
+    for g in run.guests:
+        for r in g.results:
+            assert r.doc["schema"].startswith("hugelab.")
+
+
+def test_real_run_corrupt_result(real_run, capsys):
+    run = rundir.load(real_run)
+    path = next(run.results()).path
+    with open(path, "a") as f:
+        f.write("garbage")
+    assert rc("render", real_run) == 2
+    assert "invalid JSON" in capsys.readouterr().err
