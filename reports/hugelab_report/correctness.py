@@ -125,14 +125,24 @@ def guest_of(g):
     guest_log = g.doc.get("kernel_log") or {}
     guest_warnings = guest_log.get("warnings") or 0
     warnings = max(count, result_warnings, guest_warnings)
-    expect = (g.doc.get("expect") or {}).get("kernel_warnings")
+    expect_status = (g.doc.get("expect") or {}).get("status", "ok")
+    expect = ((g.doc.get("expect") or {}).get("kernel_warnings") or
+              expect_status == "panic")
+    if expect_status != "ok":
+        # A negative test: its experiments are not expected to finish.
+        for c in checks:
+            if c["status"] == "fail":
+                c["status"] = "skip"
+                c["message"] += " (guest expected to end %s)" % expect_status
     # A guest whose only fault is the kernel warning it was expected to
-    # show is not a failed guest.
-    status_ok = g.status == "ok" or (
+    # show is not a failed guest; nor is a negative test (a guest meant
+    # to panic) that ended as expected.
+    status_ok = g.status == expect_status or (
         expect and g.status == "fail" and warnings > 0 and
         all(e.get("status") == "ok" for e in g.experiments))
     checks.insert(0, _check(suite, "%s guest status" % g.name,
-                            status_ok, "status %s" % g.status,
+                            status_ok, "status %s (expected %s)" % (
+                                g.status, expect_status),
                             output="\n".join(g.doc.get("console_excerpt")
                                              or [])))
     verified = g.kernel.get("verified")

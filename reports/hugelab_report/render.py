@@ -187,16 +187,16 @@ def savings_sections(sav, tolerance):
                    g, num(beta), how, model.PT_PAGE))
         e.table(["mapping", "processes", "saved (measured)",
                  "saved (model)"],
-                [[model.human_bytes(t["size"]), t["processes"],
+                [[model.human_bytes(t["size"]), "{:,}".format(t["processes"]),
                   model.human_bytes(t["saved_bytes"]),
                   model.human_bytes(t["model_saved_bytes"])]
                  for t in x["targets"]])
         a = x["article"]
-        e.para("The seed article's \"%s mapping, %d processes, 39GB saved\": "
-               "from these measurements a %s mapping shared by %d processes "
+        e.para("The seed article's \"%s mapping, %s processes, 39GB saved\": "
+               "from these measurements a %s mapping shared by %s processes "
                "saves %s, not %s; saving %s needs a %s mapping." % (
-                   model.human_bytes(a["size"]), a["processes"],
-                   model.human_bytes(a["size"]), a["processes"],
+                   model.human_bytes(a["size"]), "{:,}".format(a["processes"]),
+                   model.human_bytes(a["size"]), "{:,}".format(a["processes"]),
                    model.human_bytes(a["measured_saved_bytes"]),
                    model.human_bytes(a["claimed"]),
                    model.human_bytes(a["claimed"]),
