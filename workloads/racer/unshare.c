@@ -40,6 +40,7 @@ static void check_range(struct racer *r, uint64_t first, uint64_t n,
 		page_check(r, i, role);
 }
 
+/* 0, -1 if stopped while taking the page locks, -2 if fallocate failed. */
 static int punch(struct racer *r, uint64_t first, uint64_t n)
 {
 	uint64_t locked = 0;
@@ -54,9 +55,12 @@ static int punch(struct racer *r, uint64_t first, uint64_t n)
 		atomic_store(&r->ctl[i].punched, 1);
 	}
 	if (fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		      (off_t)(first * r->page_size), (off_t)(n * r->page_size)))
+		      (off_t)(first * r->page_size), (off_t)(n * r->page_size))) {
 		op_error(r, OP_PUNCH, "fallocate");
-	ret = 0;
+		ret = -2;
+	} else {
+		ret = 0;
+	}
 	for (uint64_t i = first; i < first + n; i++)
 		atomic_fetch_add(&r->ctl[i].seq, 1);
 out:
@@ -84,6 +88,7 @@ void unsharer_main(struct racer *r, enum racer_op op, unsigned int idx)
 	while (!atomic_load(&r->sh->stop)) {
 		uint64_t slot_first = (rnd_next(&rs) % (r->npages / per_slot)) * per_slot;
 		uint64_t n = 1 + rnd_next(&rs) % 4, first, t0;
+		bool done;
 		void *a;
 		size_t len;
 
@@ -95,12 +100,16 @@ void unsharer_main(struct racer *r, enum racer_op op, unsigned int idx)
 
 		page_check(r, slot_first + rnd_next(&rs) % per_slot, name);
 		t0 = now_ns();
+		done = false;
 		switch (op) {
 		case OP_DONTNEED:
-			if (madvise(a, len, MADV_DONTNEED))
+			if (madvise(a, len, MADV_DONTNEED)) {
 				op_error(r, op, "madvise");
+				break;
+			}
 			hist_insert(&lat, now_ns() - t0);
 			check_range(r, first, n, name);
+			done = true;
 			break;
 		case OP_MPROTECT:
 			if (mprotect(a, len, PROT_READ)) {
@@ -111,6 +120,8 @@ void unsharer_main(struct racer *r, enum racer_op op, unsigned int idx)
 			check_range(r, first, n, name);
 			if (mprotect(a, len, PROT_READ | PROT_WRITE))
 				op_error(r, op, "mprotect(PROT_READ|PROT_WRITE)");
+			else
+				done = true;
 			break;
 		case OP_MUNMAP:
 			if (munmap(a, len)) {
@@ -119,22 +130,28 @@ void unsharer_main(struct racer *r, enum racer_op op, unsigned int idx)
 			}
 			hist_insert(&lat, now_ns() - t0);
 			if (mmap(a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-				 r->fd, first * r->page_size) == MAP_FAILED) {
+				 r->fd, (off_t)(first * r->page_size)) == MAP_FAILED) {
 				op_error(r, op, "mmap part");
 				break;
 			}
 			check_range(r, first, n, name);
+			done = true;
 			break;
 		case OP_PUNCH:
-			if (punch(r, first, n))
+			err = punch(r, first, n);
+			if (err == -1)
 				continue;       /* stopped while waiting for locks */
+			if (err)
+				break;
 			hist_insert(&lat, now_ns() - t0);
 			check_range(r, first, n, name);
+			done = true;
 			break;
 		default:
 			break;
 		}
-		atomic_fetch_add(&r->sh->ops[op], 1);
+		if (done)
+			atomic_fetch_add(&r->sh->ops[op], 1);
 		/* Restore one VMA over every slot so the next split starts from
 		 * a fully covered, shareable slot again. */
 		if ((op == OP_MPROTECT || op == OP_MUNMAP) && (err = map_whole(r, false))) {
