@@ -5,6 +5,7 @@ import json
 import os
 
 import jinja2
+import markupsafe
 
 from . import junit, latency, model, plots, summary
 
@@ -328,7 +329,19 @@ def environment():
         keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["mdcell"] = lambda v: str(v).replace("|", "\\|").replace(
         "\n", " ")
+    env.filters["inline"] = inline_html
     return env
+
+
+def inline_html(text):
+    """Escape text for HTML and turn `code` spans into <code>."""
+    parts = str(markupsafe.escape(text)).split("`")
+    if len(parts) % 2 == 0:         # unbalanced: leave the backticks
+        return markupsafe.Markup("`".join(parts))
+    out = []
+    for i, p in enumerate(parts):
+        out.append("<code>%s</code>" % p if i % 2 else p)
+    return markupsafe.Markup("".join(out))
 
 
 def update_latest(run_path, runs_dir=RUNS_DIR):
