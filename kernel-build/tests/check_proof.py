@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+"""Check a kernel proof run directory (kernel-build/tests/proof).
+
+    check_proof.py RUN_DIR
+
+Reads RUN_DIR/guests/<guest>/guest.json and results/*.json (layout:
+reports/RUNDIR.md, documents: workloads/SCHEMA.md), prints every figure it
+checks, writes RUN_DIR/proof.json (figures + checks) and sets the run
+manifest's status.  Exit 0 when every check passed, 1 otherwise, 2 for a
+directory that is not a proof run.
+
+Guests (by name suffix): stock-<flavour> (expected to warn from
+hugetlb_split), patched-<flavour> (hugetlb_fault_lock=vma, the default) and
+patched-<flavour>-immap (hugetlb_fault_lock=i_mmap).  Missing guests skip
+their checks, missing experiments of a present guest fail them.
+"""
+
+import json
+import os
+import sys
+
+PAGE = 4096
+# Relative tolerance of measured page-table figures against each other.
+TOLERANCE = 0.05
+COUNTERS = ('htlb_pmd_share', 'htlb_pmd_share_backout', 'htlb_pmd_unshare',
+            'nr_htlb_pmd_saved')
+
+
+class Proof:
+    """Collects figures and check outcomes."""
+
+    def __init__(self):
+        self.checks = []
+        self.figures = {}
+
+    def check(self, name, ok, detail):
+        self.checks.append({'name': name, 'ok': bool(ok), 'detail': detail})
+        print('%s  %s: %s' % ('PASS' if ok else 'FAIL', name, detail))
+        return ok
+
+    def figure(self, key, value):
+        self.figures[key] = value
+
+    @property
+    def ok(self):
+        return all(c['ok'] for c in self.checks)
+
+
+def load(path):
+    with open(path, encoding='utf-8') as f:
+        return json.load(f)
+
+
+def within(measured, expected, tol=TOLERANCE):
+    """True when measured is within tol (relative) of expected."""
+    if expected == 0:
+        return measured == 0
+    return abs(measured - expected) <= tol * abs(expected)
+
+
+def rel(measured, expected):
+    if expected == 0:
+        return float('inf') if measured else 0.0
+    return (measured - expected) / expected
+
+
+class Guest:
+    """One guest of the run: guest.json and its results."""
+
+    def __init__(self, run, name):
+        self.name = name
+        self.dir = os.path.join(run, 'guests', name)
+        self.doc = load(os.path.join(self.dir, 'guest.json'))
+        self.results = {}
+        for e in self.doc.get('experiments', []):
+            if e.get('result'):
+                self.results[e['name']] = load(
+                    os.path.join(self.dir, e['result']))
+
+    def exp(self, name):
+        return self.results.get(name)
+
+    def exp_entry(self, name):
+        for e in self.doc.get('experiments', []):
+            if e.get('name') == name:
+                return e
+        return None
+
+    def excerpt(self):
+        """Kernel findings from the console and from every result."""
+        lines = list(self.doc.get('kernel_log', {}).get('excerpt', []))
+        for r in self.results.values():
+            lines += r.get('kernel_log', {}).get('excerpt', [])
+        return lines
+
+
+def vmstat(res, key):
+    return res.get('vmstat_delta', {}).get(key)
+
+
+def hist(res, *path):
+    h = res
+    for p in path:
+        h = h.get(p) if isinstance(h, dict) else None
+    return h if isinstance(h, dict) else None
+
+
+def check_stock(p, g):
+    """The stock debug kernel must warn from hugetlb_split()."""
+    ex = g.excerpt()
+    hits = [ln for ln in ex if 'hugetlb_split' in ln]
+    p.figure(g.name + '.kernel_warnings',
+             g.doc.get('kernel_log', {}).get('warnings'))
+    p.check(g.name + ': lockdep warns from hugetlb_split', hits,
+            '%d excerpt lines name hugetlb_split, e.g. %r'
+            % (len(hits), hits[0] if hits else None))
+    racer = g.exp('split-racer')
+    if p.check(g.name + ': split-racer ran', racer is not None,
+               'result present' if racer else 'no result'):
+        p.check(g.name + ': split-racer flags the kernel log',
+                racer.get('kernel_log', {}).get('warnings', 0) > 0,
+                'racer kernel_log.warnings=%s status=%s'
+                % (racer.get('kernel_log', {}).get('warnings'),
+                   racer.get('status')))
+    for r in g.results.values():
+        p.check(g.name + ': ' + r.get('program', '?') +
+                ' reports no fault lock mode (stock kernel)',
+                r.get('kernel', {}).get('hugetlb_fault_lock') is None,
+                'hugetlb_fault_lock=%r'
+                % r.get('kernel', {}).get('hugetlb_fault_lock'))
+        break
+
+
+def check_clean(p, g, mode):
+    """A patched guest: no kernel findings, every experiment ok."""
+    warn = g.doc.get('kernel_log', {}).get('warnings')
+    p.figure(g.name + '.kernel_warnings', warn)
+    p.check(g.name + ': no kernel warnings on the console', warn == 0,
+            'warnings=%s excerpt=%r'
+            % (warn, g.doc.get('kernel_log', {}).get('excerpt', [])[:3]))
+    p.check(g.name + ': guest status ok', g.doc.get('status') == 'ok',
+            'status=%s' % g.doc.get('status'))
+    for e in g.doc.get('experiments', []):
+        p.check('%s: experiment %s ok' % (g.name, e['name']),
+                e.get('status') == 'ok',
+                'status=%s exit=%s seconds=%s' % (
+                    e.get('status'), e.get('exit_code'), e.get('seconds')))
+    for name, r in sorted(g.results.items()):
+        fl = r.get('kernel', {}).get('hugetlb_fault_lock')
+        p.check('%s: %s runs with hugetlb_fault_lock=%s'
+                % (g.name, name, mode), fl == mode,
+                'kernel reports %r' % fl)
+        kl = r.get('kernel_log', {}).get('warnings')
+        p.check('%s: %s saw no kernel log findings' % (g.name, name),
+                kl == 0, 'kernel_log.warnings=%s' % kl)
+        for size, hp in sorted(r.get('hugepages', {}).items()):
+            if isinstance(hp, dict) and 'returned' in hp:
+                p.check('%s: %s returned every %s-byte huge page'
+                        % (g.name, name, size), hp['returned'],
+                        'before=%s after=%s' % (hp.get('before'),
+                                                hp.get('after')))
+    racer = g.exp('racer')
+    if p.check(g.name + ': racer ran', racer is not None,
+               'result present' if racer else 'no result'):
+        ops = racer.get('unshare_ops', {})
+        p.figure(g.name + '.racer', {
+            'reads': racer.get('reads'), 'writes': racer.get('writes'),
+            'tag_errors': racer.get('tag_errors'), 'unshare_ops': ops})
+        p.check(g.name + ': racer has zero tag errors',
+                racer.get('tag_errors') == 0,
+                'reads=%s tag_errors=%s unshare_ops=%s'
+                % (racer.get('reads'), racer.get('tag_errors'), ops))
+        p.check(g.name + ': racer ran every unshare operation',
+                ops and all(v > 0 for v in ops.values()),
+                'unshare_ops=%s' % ops)
+
+
+def check_counters(p, g):
+    """PMD sharing counters of the patched kernel against PageTables."""
+    al, un = g.exp('aligned'), g.exp('unshared')
+    if not p.check(g.name + ': aligned and unshared results present',
+                   al is not None and un is not None,
+                   'aligned=%s unshared=%s' % (al is not None,
+                                               un is not None)):
+        return
+    n = al['config']['sessions']
+    att = al.get('attached_vmstat', {})
+    gauge = att.get('nr_htlb_pmd_saved')
+    share = vmstat(al, 'htlb_pmd_share')
+    unshare = vmstat(al, 'htlb_pmd_unshare')
+    backout = vmstat(al, 'htlb_pmd_share_backout')
+    saved_delta = vmstat(al, 'nr_htlb_pmd_saved')
+    pt_al = al['pagetables_delta']
+    pt_un = un['pagetables_delta']
+    diff = pt_un - pt_al
+    p.figure(g.name + '.counters', {
+        'sessions': n, 'gauge_attached': gauge,
+        'htlb_pmd_share': share, 'htlb_pmd_unshare': unshare,
+        'htlb_pmd_share_backout': backout,
+        'nr_htlb_pmd_saved_delta': saved_delta,
+        'pagetables_delta_aligned': pt_al,
+        'pagetables_delta_unshared': pt_un,
+        'pagetables_difference': diff,
+        'gauge_bytes': gauge * PAGE if gauge is not None else None,
+        'share_unshared_run': vmstat(un, 'htlb_pmd_share'),
+    })
+    for c in COUNTERS:
+        p.check('%s: /proc/vmstat has %s' % (g.name, c),
+                c in al.get('vmstat_delta', {}),
+                'vmstat_delta[%s]=%s' % (c, vmstat(al, c)))
+    if gauge is None or share is None:
+        p.check(g.name + ': gauge snapshot at attach', False,
+                'attached_vmstat=%r' % att)
+        return
+    # One slot, n sessions: every session but the first to fault the slot
+    # shares its PMD table (n - 1 sharers; n when the coordinator, which
+    # also maps the segment, faulted first).
+    p.check(g.name + ': share events = sessions - 1 (or sessions)',
+            n - 1 <= share <= n, 'htlb_pmd_share=%d sessions=%d'
+            % (share, n))
+    p.check(g.name + ': gauge at attach = share events',
+            gauge == share, 'nr_htlb_pmd_saved=%d htlb_pmd_share=%d'
+            % (gauge, share))
+    p.check(g.name + ': every share undone at teardown',
+            unshare == share and saved_delta == 0,
+            'htlb_pmd_unshare=%d htlb_pmd_share=%d nr_htlb_pmd_saved '
+            'delta=%d' % (unshare, share, saved_delta))
+    p.check(g.name + ': gauge bytes = PageTables(unshared) - '
+            'PageTables(aligned) within %d%%' % (TOLERANCE * 100),
+            within(gauge * PAGE, diff),
+            'gauge %d B vs PageTables difference %d B (%+.2f%%)'
+            % (gauge * PAGE, diff, 100 * rel(gauge * PAGE, diff)))
+    ush = vmstat(un, 'htlb_pmd_share')
+    p.check(g.name + ': no sharing when the slot is not covered',
+            ush == 0, 'htlb_pmd_share=%s in the unshared run' % ush)
+    split = g.exp('split-shmdb')
+    if split is not None:
+        su = vmstat(split, 'htlb_pmd_unshare')
+        ss = vmstat(split, 'htlb_pmd_share')
+        p.figure(g.name + '.split_counters', {
+            'htlb_pmd_share': ss, 'htlb_pmd_unshare': su,
+            'mprotect_ops': split.get('disruptor', {}).get('ops', {})
+            .get('mprotect', {}).get('count')})
+        p.check(g.name + ': partial mprotect unshares (split events)',
+                su is not None and su > 0 and su == ss,
+                'htlb_pmd_unshare=%s htlb_pmd_share=%s' % (su, ss))
+    punch = g.exp('punch')
+    if punch is not None:
+        pu = vmstat(punch, 'htlb_pmd_unshare')
+        ps = vmstat(punch, 'htlb_pmd_share')
+        ops = punch.get('disruptor', {}).get('ops', {}).get('punch', {})
+        p.figure(g.name + '.punch_counters', {
+            'htlb_pmd_share': ps, 'htlb_pmd_unshare': pu,
+            'punch_ops': ops.get('count')})
+        p.check(g.name + ': hole punch unshares every sharer and faults '
+                're-share', pu is not None and pu > n - 1 and pu == ps,
+                'htlb_pmd_unshare=%s htlb_pmd_share=%s punches=%s '
+                'sessions=%d' % (pu, ps, ops.get('count'), n))
+
+
+def lat(h):
+    if not h:
+        return None
+    return {k: h.get(k) for k in ('count', 'p50', 'p99', 'p999', 'max')}
+
+
+def check_latency(p, vma, immap):
+    """Fault and transaction latency during hole punching per mode."""
+    rows = {}
+    for mode, g in (('vma', vma), ('i_mmap', immap)):
+        r = g.exp('punch') if g else None
+        if r is None:
+            p.check('punch result for hugetlb_fault_lock=%s' % mode, False,
+                    'missing')
+            return
+        rows[mode] = {
+            'sessions': r['config']['sessions'],
+            'faults_during': lat(hist(r, 'during_disruption', 'faults')),
+            'txn_during': lat(hist(r, 'during_disruption', 'transactions')),
+            'faults_all': lat(hist(r, 'faults', 'first_touch')),
+            'txn_all': lat(hist(r, 'transactions', 'latency')),
+            'punch_op': lat(hist(r, 'disruptor', 'ops', 'punch',
+                                 'duration')),
+            'transactions_per_s': r.get('transactions', {}).get('per_s'),
+        }
+    p.figure('latency', rows)
+    for mode, row in rows.items():
+        print('      %-6s faults during punch %s' % (mode,
+                                                     row['faults_during']))
+        print('      %-6s txns during punch   %s' % (mode, row['txn_during']))
+        print('      %-6s punch op duration   %s' % (mode, row['punch_op']))
+    fv, fi = rows['vma']['faults_during'], rows['i_mmap']['faults_during']
+    tv, ti = rows['vma']['txn_during'], rows['i_mmap']['txn_during']
+    ok = (fv and fi and fv['count'] and fi['count'])
+    if not p.check('faults were sampled during punches in both modes', ok,
+                   'vma=%s i_mmap=%s' % (fv and fv['count'],
+                                         fi and fi['count'])):
+        return
+    p.figure('latency_ratio_i_mmap_over_vma', {
+        'faults_p99': fi['p99'] / fv['p99'] if fv['p99'] else None,
+        'faults_max': fi['max'] / fv['max'] if fv['max'] else None,
+        'txn_p99': ti['p99'] / tv['p99'] if tv and ti and tv['p99']
+        else None,
+        'txn_max': ti['max'] / tv['max'] if tv and ti and tv['max']
+        else None,
+    })
+    p.check('punch stalls faults longer with i_mmap than with vma (p99)',
+            fi['p99'] > fv['p99'],
+            'fault p99 during punch: i_mmap %d ns vs vma %d ns (x%.2f)'
+            % (fi['p99'], fv['p99'], fi['p99'] / max(fv['p99'], 1)))
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    run = argv[1]
+    try:
+        manifest = load(os.path.join(run, 'manifest.json'))
+        names = manifest['guests']
+    except (OSError, ValueError, KeyError) as e:
+        print('check_proof: %s is not a proof run directory: %s' % (run, e),
+              file=sys.stderr)
+        return 2
+    p = Proof()
+    guests = {}
+    for n in names:
+        try:
+            guests[n] = Guest(run, n)
+        except (OSError, ValueError) as e:
+            p.check(n + ': guest.json readable', False, str(e))
+    vma = immap = None
+    for n, g in guests.items():
+        p.figure(n + '.boot_to_userspace_s',
+                 g.doc.get('timings', {}).get('boot_to_userspace_s'))
+        if n.startswith('stock-'):
+            check_stock(p, g)
+        elif n.endswith('-immap'):
+            immap = g
+            check_clean(p, g, 'i_mmap')
+        elif n.startswith('patched-'):
+            vma = g
+            check_clean(p, g, 'vma')
+            check_counters(p, g)
+    if vma is not None and immap is not None:
+        check_latency(p, vma, immap)
+    out = {'schema': 'hugelab.kernel-proof/1', 'ok': p.ok,
+           'checks': p.checks, 'figures': p.figures}
+    with open(os.path.join(run, 'proof.json'), 'w', encoding='utf-8') as f:
+        json.dump(out, f, indent=1)
+        f.write('\n')
+    manifest['status'] = 'ok' if p.ok else 'fail'
+    with open(os.path.join(run, 'manifest.json'), 'w',
+              encoding='utf-8') as f:
+        json.dump(manifest, f, indent=1)
+        f.write('\n')
+    failed = [c['name'] for c in p.checks if not c['ok']]
+    print('proof: %d checks, %d failed%s' % (
+        len(p.checks), len(failed),
+        (': ' + '; '.join(failed)) if failed else ''))
+    return 0 if p.ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

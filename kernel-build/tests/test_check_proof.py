@@ -1,0 +1,95 @@
+"""Unit tests of check_proof.py's pure logic (make -C kernel-build check).
+
+The documents below are minimal shapes of shmdb results, built from the
+sharing arithmetic itself (n sessions on one slot: n - 1 sharers, one PMD
+page each when unshared), not measured figures.
+"""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_proof  # noqa: E402
+
+PAGE = check_proof.PAGE
+
+
+class FakeGuest:
+    def __init__(self, results):
+        self.name = 'patched-debug'
+        self.results = results
+
+    def exp(self, name):
+        return self.results.get(name)
+
+
+def shmdb(n, pt_delta, share, unshare, saved_delta=0, gauge=None):
+    doc = {'config': {'sessions': n}, 'pagetables_delta': pt_delta,
+           'vmstat_delta': {'htlb_pmd_share': share,
+                            'htlb_pmd_unshare': unshare,
+                            'htlb_pmd_share_backout': 0,
+                            'nr_htlb_pmd_saved': saved_delta}}
+    if gauge is not None:
+        doc['attached_vmstat'] = {'nr_htlb_pmd_saved': gauge,
+                                  'PageTables': 0}
+    return doc
+
+
+def run_counters(aligned, unshared):
+    p = check_proof.Proof()
+    check_proof.check_counters(p, FakeGuest({'aligned': aligned,
+                                             'unshared': unshared}))
+    return p
+
+
+class TestWithin(unittest.TestCase):
+    def test_within(self):
+        self.assertTrue(check_proof.within(104, 100))
+        self.assertFalse(check_proof.within(106, 100))
+        self.assertTrue(check_proof.within(0, 0))
+        self.assertFalse(check_proof.within(1, 0))
+
+    def test_rel(self):
+        self.assertAlmostEqual(check_proof.rel(110, 100), 0.1)
+
+
+class TestCounters(unittest.TestCase):
+    n = 1000
+    base = 40 * PAGE    # other page tables the run touched, same for both
+
+    def test_consistent_sharing_passes(self):
+        n = self.n
+        al = shmdb(n, self.base + PAGE, n - 1, n - 1, gauge=n - 1)
+        un = shmdb(n, self.base + n * PAGE, 0, 0)
+        p = run_counters(al, un)
+        self.assertTrue(p.ok, [c for c in p.checks if not c['ok']])
+
+    def test_gauge_leak_fails(self):
+        n = self.n
+        al = shmdb(n, self.base + PAGE, n - 1, n - 2, saved_delta=1,
+                   gauge=n - 1)
+        un = shmdb(n, self.base + n * PAGE, 0, 0)
+        p = run_counters(al, un)
+        self.assertFalse(p.ok)
+
+    def test_gauge_against_pagetables_fails(self):
+        n = self.n
+        # PageTables says sharing saved only half of what the gauge claims.
+        al = shmdb(n, self.base + n // 2 * PAGE, n - 1, n - 1, gauge=n - 1)
+        un = shmdb(n, self.base + n * PAGE, 0, 0)
+        p = run_counters(al, un)
+        bad = [c['name'] for c in p.checks if not c['ok']]
+        self.assertEqual(len(bad), 1)
+        self.assertIn('PageTables', bad[0])
+
+    def test_missing_counters_fail(self):
+        n = self.n
+        al = {'config': {'sessions': n}, 'pagetables_delta': PAGE,
+              'vmstat_delta': {}}
+        un = shmdb(n, n * PAGE, 0, 0)
+        self.assertFalse(run_counters(al, un).ok)
+
+
+if __name__ == '__main__':
+    unittest.main()
