@@ -52,7 +52,8 @@ def savings_plot(fits, guest):
                 ax.plot(fx, fy, color=color, linewidth=1)
         my = [model.Expectation(f["mode"], f["size"], n).bytes for n in xs]
         if min(my) > 0:
-            ax.plot(xs, my, color=color, linestyle="--", linewidth=0.8)
+            ax.plot(xs, my, color=color, linestyle="--", linewidth=0.8,
+                    marker="x", markersize=5)
             lows.append(min(my))
         drawn = True
     if not drawn:
@@ -65,7 +66,7 @@ def savings_plot(fits, guest):
     ax.set_ylim(bottom=min(lows) / 2)
     ax.grid(True, linewidth=0.3)
     ax.set_title("%s: page-table bytes vs sessions "
-                 "(points: measured, solid: fit, dashed: model)" % guest,
+                 "(points: measured, solid: fit, x/dashed: model)" % guest,
                  fontsize=8)
     ax.legend(fontsize=7)
     return to_svg(fig)

@@ -4,20 +4,33 @@ Source package and version, each kernel build's series and config hashes
 and package sha256, and per guest the kernel it verified, its command line,
 its shape and the parameters of every workload it ran."""
 
+import os
+
 
 def kernels_of(manifest):
+    """Kernel build manifests (hugelab.kernel/1), or the smoke harness's
+    record of a distribution kernel ({"package", "version", "deb",
+    "package_sha256"}), in one shape."""
     out = {}
     for key, k in sorted((manifest.get("kernels") or {}).items()):
         if not isinstance(k, dict):
             continue
+        debs = [{"name": d.get("name"), "sha256": d.get("sha256")}
+                for d in k.get("debs") or [] if isinstance(d, dict)]
+        if not debs and k.get("package_sha256"):
+            debs = [{"name": os.path.basename(k.get("deb") or "") or
+                     k.get("package"), "sha256": k["package_sha256"]}]
+        source = k.get("source")
+        if not source and k.get("package"):
+            source = {"package": k.get("package"),
+                      "version": k.get("version")}
         out[key] = {
             "variant": k.get("variant"), "flavour": k.get("flavour"),
-            "source": k.get("source"),
+            "source": source,
             "series_sha256": k.get("series_sha256"),
             "config_sha256": k.get("config_sha256"),
             "kernelrelease": k.get("kernelrelease"),
-            "debs": [{"name": d.get("name"), "sha256": d.get("sha256")}
-                     for d in k.get("debs") or [] if isinstance(d, dict)],
+            "debs": debs,
             "build_seconds": k.get("build_seconds"),
         }
     return out

@@ -74,9 +74,10 @@ def provenance_sections(pv):
         debs = ", ".join("%s sha256 %s" % (d["name"], d["sha256"])
                          for d in k["debs"]) or "n/a"
         ks = k.get("source") or {}
-        rows.append([key, k["kernelrelease"], "%s %s" % (
-            ks.get("package"), ks.get("version")), k["series_sha256"],
-            k["config_sha256"], debs])
+        rows.append([key, k["kernelrelease"] or "n/a", "%s %s" % (
+            ks.get("package"), ks.get("version")),
+            k["series_sha256"] or "n/a (not built here)",
+            k["config_sha256"] or "n/a", debs])
     s.table(["kernel", "release", "source", "series sha256",
              "config sha256", "packages"], rows, "Kernel builds")
     rows = []
