@@ -153,20 +153,25 @@ def savings_sections(sav, tolerance):
                 num(p["counter_share"]),
                 model.human_bytes(p["counter_share_bytes"]),
                 p["model_share_events"])
-        rows.append([p["guest"], model.human_bytes(p["size"]), p["sessions"],
-                     model.human_bytes(p["aligned_bytes"]),
-                     model.human_bytes(p["skewed_bytes"]),
+        rows.append([p["guest"], p["sessions"],
+                     "%s (%s)" % (", ".join(p["shared_experiments"]),
+                                  model.human_bytes(p["size"])),
+                     "%s (%s, %s)" % (", ".join(p["unshared_experiments"]),
+                                      p["unshared_mode"],
+                                      model.human_bytes(p["unshared_size"])),
+                     model.human_bytes(p["shared_bytes"]),
+                     model.human_bytes(p["unshared_bytes"]),
                      model.human_bytes(p["saved_bytes"]),
                      model.human_bytes(p["saved_per_session"]),
                      model.human_bytes(p["model_saved_bytes"]),
                      num(p["bytes_per_pmd_page"]), counter])
-    s.table(["guest", "segment", "sessions", "aligned", "skewed",
-             "saved (skewed - aligned)", "saved per session", "model saved",
-             "bytes per PMD page", "kernel counter"], rows,
+    s.table(["guest", "sessions", "shared run", "unshared run", "shared",
+             "unshared", "saved (unshared - shared)", "saved per session",
+             "model saved", "bytes per PMD page", "kernel counter"], rows,
             "Savings from sharing at the same session count")
     if not sav["pairs"]:
-        s.para("No guest ran both 2 MiB placements at the same session "
-               "count: no sharing savings measured.")
+        s.para("No guest ran a sharing and an unshared 2 MiB run at the "
+               "same session count: no sharing savings measured.")
     guests = sorted({f["guest"] for f in sav["fits"]})
     for g in guests:
         s.figure(plots.savings_plot(sav["fits"], g),
