@@ -87,6 +87,8 @@ static void usage(FILE *f)
 "  --path DIR        hugetlbfs directory for the file (default: memfd)\n"
 "  --addr ADDR       mapping address, 1 GiB aligned (default 0x4000000000)\n"
 "  --seed N          random seed (default 1)\n"
+"  --inject-errors N self-test: plant N stale tags the checker must report\n"
+"                    (the run then fails with N tag errors)\n"
 "  --json FILE       write the result document to FILE (default stdout)\n"
 "Exit status: 0 ok, 1 check failed, 2 usage or setup error.\n");
 }
@@ -104,6 +106,7 @@ static int parse_args(int argc, char **argv, struct racer *r, const char **json)
 		{ "path", required_argument, NULL, 'D' },
 		{ "addr", required_argument, NULL, 'a' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "inject-errors", required_argument, NULL, 'I' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -134,6 +137,7 @@ static int parse_args(int argc, char **argv, struct racer *r, const char **json)
 			e = errno || *end || end == optarg ? -1 : 0;
 			break;
 		case 'S': e = parse_u64(optarg, 0, UINT64_MAX, &r->seed); break;
+		case 'I': e = parse_u64(optarg, 0, 1000, &r->inject); break;
 		case 'j': *json = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
@@ -227,6 +231,8 @@ static int fill(struct racer *r)
 		return err;
 	for (uint64_t i = 0; i < r->npages; i++)
 		page_write(r, i, false);
+	for (uint64_t k = 0; k < r->inject; k++)
+		page_inject_stale(r, k * r->npages / r->inject);
 	munmap((void *)(uintptr_t)r->addr, r->size);
 	return 0;
 }
@@ -369,6 +375,7 @@ static void write_json(FILE *f, const struct racer *r, const struct outcome *o,
 			json_str(&j, racer_op_names[op]);
 	json_arr_end(&j);
 	json_kv_uint(&j, "write_pct", r->write_pct);
+	json_kv_uint(&j, "inject_errors", r->inject);
 	json_kv_str(&j, "backing", r->path ? "hugetlbfs" : "memfd");
 	snprintf(buf, sizeof(buf), "%#" PRIx64, r->addr);
 	json_kv_str(&j, "address", buf);

@@ -47,7 +47,7 @@ struct racer_shared {
 struct racer {
 	/* configuration */
 	uint64_t size, page_size, addr, ops, seed;
-	uint64_t duration_s, procs, threads, write_pct;
+	uint64_t duration_s, procs, threads, write_pct, inject;
 	const char *path;           /* hugetlbfs dir, NULL: memfd */
 	/* runtime */
 	int fd;
@@ -70,6 +70,7 @@ static inline uint64_t rnd_next(uint64_t *s)
 /* worker.c */
 int map_whole(const struct racer *r, bool noreplace);
 void page_write(const struct racer *r, uint64_t i, bool after_punch);
+void page_inject_stale(const struct racer *r, uint64_t i);
 bool page_lock(const struct racer *r, uint64_t i);
 void page_unlock(const struct racer *r, uint64_t i);
 /* Check page i through the mapping; returns false if it read all zero. */

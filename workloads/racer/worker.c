@@ -77,6 +77,28 @@ void page_write(const struct racer *r, uint64_t i, bool after_punch)
 		atomic_fetch_add(&r->sh->retags_after_punch, 1);
 }
 
+/*
+ * Self-test of the checker (--inject-errors): under the page lock, put the
+ * previous generation's tag into one block, as a lost write would, then
+ * check the page while still holding the lock (a stable window, so the
+ * strict check must report it), and repair it.
+ */
+void page_inject_stale(const struct racer *r, uint64_t i)
+{
+	struct page_ctl *c = &r->ctl[i];
+	volatile uint64_t *p = (volatile uint64_t *)(uintptr_t)(r->addr + i * r->page_size);
+	uint64_t stride = page_stride(r), off = i * r->page_size;
+	unsigned int k = page_words(r) / 2;
+	uint64_t g = atomic_load(&c->gen);
+
+	if (!page_lock(r, i))
+		return;
+	p[k * stride / 8] = tag_make(off + k * stride, g - 1);
+	page_check(r, i, "inject");
+	p[k * stride / 8] = tag_make(off + k * stride, g);
+	page_unlock(r, i);
+}
+
 static void record_error(const struct racer *r, uint64_t i, unsigned int k,
 			 uint64_t found, uint64_t expect, const char *role,
 			 const char *check)
