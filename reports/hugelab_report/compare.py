@@ -49,6 +49,8 @@ def deterministic(kind, key, metric, base, cand, tol, direction):
 def latency_item(key, metric, hb, hc, alpha, threshold):
     nb, nc = stats.hist_count(hb), stats.hist_count(hc)
     mb, mc = stats.hist_mean(hb), stats.hist_mean(hc)
+    if not nb and not nc:
+        return None                 # recorded in neither run
     if nb < MIN_SAMPLES or nc < MIN_SAMPLES:
         return _item("latency", key, metric, "skipped", mb, mc,
                      "too few samples (%d, %d < %d)" % (nb, nc, MIN_SAMPLES))
@@ -125,6 +127,7 @@ def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
                 if isinstance(hb, dict) and isinstance(hc, dict):
                     items.append(latency_item(k, label, hb, hc, alpha,
                                               threshold))
+            items = [i for i in items if i is not None]
             ob = b.get("disruptor", "ops") or {}
             oc = c.get("disruptor", "ops") or {}
             for op in sorted(set(ob) & set(oc)):
@@ -133,6 +136,7 @@ def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
                 if isinstance(hb, dict) and isinstance(hc, dict):
                     items.append(latency_item(k, "disruptor." + op, hb, hc,
                                               alpha, threshold))
+            items = [i for i in items if i is not None]
     decide_latency(items, alpha, threshold)
     ab = summary.analyse(base, tolerance=check_tolerance)
     ac = summary.analyse(cand, tolerance=check_tolerance)

@@ -13,7 +13,7 @@ from scipy import stats as sps
 
 # Expanding a histogram into samples keeps at most this many per side; a
 # larger histogram is scaled down proportionally (documented in the report).
-MAX_SAMPLES = 2_000_000
+MAX_SAMPLES = 200_000
 
 
 def buckets(hist):

@@ -172,3 +172,12 @@ def test_lock_family():
     assert latency.lock_family("i_mmap_rwsem") == "i_mmap"
     assert latency.lock_family("vma") == "vma"
     assert latency.lock_family(None) == "none"
+
+
+def test_latency_rule_ignores_histograms_empty_in_both():
+    empty = {"unit": "ns", "count": 0, "sum": 0, "buckets": []}
+    assert compare.latency_item("k", "m", empty, dict(empty), 0.01,
+                                0.1) is None
+    one_sided = compare.latency_item("k", "m", empty,
+                                     hist_of([10] * 30), 0.01, 0.1)
+    assert one_sided["verdict"] == "skipped"
