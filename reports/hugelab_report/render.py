@@ -271,7 +271,7 @@ def latency_sections(lat):
     return [s]
 
 
-def correctness_sections(cor):
+def correctness_sections(cor, pv):
     out = []
     s = Section("Correctness")
     rows = [[name, g["status"], g["kernel_warnings"], g["console_findings"],
@@ -282,6 +282,12 @@ def correctness_sections(cor):
     out.append(s)
     for name, g in cor["guests"].items():
         gs = Section("Guest %s" % name, 3)
+        k = (pv["guests"].get(name) or {}).get("kernel") or {}
+        gs.para("Kernel %s-%s, release %s, package sha256 %s, verified %s; "
+                "command line `%s`." % (
+                    k.get("variant"), k.get("flavour"), k.get("release"),
+                    k.get("package_sha256") or "n/a", k.get("verified"),
+                    k.get("cmdline")))
         gs.pre(g["console_excerpt"], "Console (guest status %s)"
                % g["status"])
         gs.pre(g["warning_excerpt"], "Kernel findings")
@@ -325,7 +331,8 @@ def sections(an, tolerance):
     return (provenance_sections(an["provenance"]) +
             savings_sections(an["savings"], tolerance) +
             latency_sections(an["latency"]) +
-            correctness_sections(an["correctness"]) + checks_section(an))
+            correctness_sections(an["correctness"], an["provenance"]) +
+            checks_section(an))
 
 
 def environment():
