@@ -4,6 +4,8 @@ check per finding for JUnit."""
 
 import re
 
+from . import rundir
+
 # Console lines that are kernel findings (the same families the workloads
 # look for in dmesg, workloads/SCHEMA.md kernel_log).
 FINDING = re.compile(
@@ -58,6 +60,13 @@ def guest_of(g):
     checks = []
     suite = "correctness"
     for r in g.results:
+        if not rundir.known_schema(r.doc):
+            msg = ("result has schema %r and status %r: not a workload "
+                   "result this report reads" % (r.doc.get("schema"),
+                                                 r.doc.get("status")))
+            checks.append(_check(suite, "%s/%s schema" % (g.name, r.name),
+                                 False, msg))
+            continue
         kl = r.get("kernel_log") or {}
         w = kl.get("warnings") or 0
         result_warnings += w

@@ -115,19 +115,26 @@ class Run:
         return self.manifest.get("run_id") or os.path.basename(self.path)
 
     def results(self, program=None):
+        """Results of a known schema (all programs, or one)."""
         for g in self.guests:
             for r in g.results:
+                if not known_schema(r.doc):
+                    continue
                 if program is None or r.program == program:
                     yield r
 
 
+def known_schema(doc):
+    """True for a workload result of a schema version this code reads."""
+    schema = doc.get("schema")
+    return (isinstance(schema, str) and schema.startswith("hugelab.")
+            and schema.endswith("/1") and "status" in doc)
+
+
 def _load_result(guest, path):
+    """A result that parses is loaded even when its schema is unknown: the
+    report lists it as a failed check instead of refusing the run."""
     doc = read_json(path)
-    _require(doc, path, ("schema", "status"))
-    schema = doc["schema"]
-    if not (isinstance(schema, str) and schema.startswith("hugelab.")
-            and schema.endswith("/1")):
-        raise RunDirError("%s: unknown schema %r" % (path, schema))
     name = os.path.splitext(os.path.basename(path))[0]
     return Result(guest, name, path, doc)
 

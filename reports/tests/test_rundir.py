@@ -94,3 +94,16 @@ def test_real_run_corrupt_result(real_run, capsys):
         f.write("garbage")
     assert rc("render", real_run) == 2
     assert "invalid JSON" in capsys.readouterr().err
+
+
+def test_unknown_result_schema_is_a_failed_check(real_run):
+    run = rundir.load(real_run)
+    g = run.guests[0]
+    dump_json(os.path.join(g.path, "results", "odd.json"), {"x": 1})
+    assert rc("render", real_run, "--runs-dir", real_run) == 0
+    s = load_json(os.path.join(real_run, "summary.json"))
+    bad = [c for c in s["checks"] if c["name"] == "%s/odd schema" % g.name]
+    assert bad and bad[0]["status"] == "fail"
+    assert s["status"] == "fail"
+    assert rc("render", real_run, "--runs-dir", real_run,
+              "--fail-on-check") == 1
