@@ -36,8 +36,10 @@ def analyse(run, tolerance=0.25):
     if run.manifest.get("status") not in (None, "ok"):
         checks.insert(0, {"suite": "run", "name": "manifest status",
                           "status": "fail",
-                          "message": "manifest status %s"
-                          % run.manifest.get("status")})
+                          "message": "manifest status %s%s" % (
+                              run.manifest.get("status"),
+                              "".join("; " + f for f in
+                                      run.manifest.get("failures") or []))})
     failed = [c for c in checks if c["status"] == "fail"]
     return {
         "schema": SCHEMA,
