@@ -41,6 +41,7 @@ struct cfg {
 	const char *hugetlbfs_dir;
 	const char *out;
 	bool populate;                  /* 4 KiB: MADV_POPULATE_WRITE */
+	bool prefault;                  /* helper fills the segment first */
 	bool quiet;
 };
 
@@ -65,6 +66,7 @@ struct ctl {
 	uint64_t loss_seq;              /* odd while punch/truncate runs */
 	uint32_t op_cur;
 	uint64_t attach_start_ns;
+	uint64_t deadline_ns;           /* fast_ns() end of the run, 0: none */
 
 	struct hist attach;             /* per session attach+fault time */
 	struct hist first_touch;        /* per page (or populate chunk) */
@@ -103,6 +105,9 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 void futex_wait(uint32_t *addr, uint32_t val, long timeout_ms);
 void futex_wake(uint32_t *addr, int n);
 uint64_t rng_next(uint64_t *s);
+
+void prefault_main(const struct cfg *c, const struct seg *s)
+	__attribute__((noreturn));
 
 /* disrupt.c */
 void disrupt_main(const struct cfg *c, const struct seg *s, struct ctl *ctl)
