@@ -174,6 +174,9 @@ def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
                      "min_samples": MIN_SAMPLES,
                      "max_samples": stats.MAX_SAMPLES},
         "status": "regression" if regressions else "ok",
+        "provenance": {"baseline": ab["provenance"],
+                       "candidate": ac["provenance"]},
+        "parameters": parameters(ab["provenance"], ac["provenance"]),
         "counts": {"items": len(items), "regressions": len(regressions),
                    "improved": sum(i["verdict"] == "improved"
                                    for i in items),
@@ -181,6 +184,17 @@ def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
                                   for i in items)},
         "items": items,
     })
+
+
+def parameters(pb, pc):
+    """Workload parameters of both runs per guest/experiment, and whether
+    they are the same."""
+    def by(p):
+        return {"%s/%s" % (g, w["experiment"]): w["config"]
+                for g, gd in p["guests"].items() for w in gd["workloads"]}
+    b, c = by(pb), by(pc)
+    return [{"key": k, "baseline": b.get(k), "candidate": c.get(k),
+             "same": b.get(k) == c.get(k)} for k in sorted(set(b) | set(c))]
 
 
 def checks_of(cmp):

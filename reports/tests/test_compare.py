@@ -43,6 +43,19 @@ def test_identical_runs_do_not_regress(real_run, tmp_path):
     assert code == (1 if verdicts(doc, "checks") else 0)
     for f in ("compare.md", "compare.json", "junit-compare.xml"):
         assert os.path.exists(os.path.join(cand, f))
+    # Provenance of both runs: source version, kernel packages, cmdlines,
+    # shapes and workload parameters.
+    md = open(os.path.join(cand, "compare.md"), encoding="utf-8").read()
+    run = rundir.load(cand)
+    src = run.manifest.get("source") or {}
+    if src.get("version"):
+        assert src["version"] in md
+    for g in run.guests:
+        if g.kernel.get("package_sha256"):
+            assert md.count(g.kernel["package_sha256"]) >= 2
+        for r in g.results:
+            assert "| %s/%s | same in both" % (g.name, r.name) in md
+    assert all(p["same"] for p in doc["parameters"])
 
 
 def scale_hist(h, k):
