@@ -17,10 +17,16 @@ from . import model, stats
 ARTICLE = {"size": model.GiB, "processes": 10000, "claimed": 39 * model.GiB}
 DEFAULT_TARGETS = ((model.GiB, 10000), (model.TiB, 10000))
 
-# A pair of runs is only a fair test of sharing when the model says it
-# differs by at least this many page-table pages (noise from the sessions'
-# own stacks and libraries is a few pages).
-MIN_PAIR_PAGES = 16
+# PageTables deltas of real runs stray from the model by up to ~25 pages
+# either way whatever the session count (the 2026-12-03 sweep fixture:
+# 0 B measured for a model of 1 page at 50 sessions, +24 pages for skewed
+# at 50 sessions), so:
+# - a pair of runs only tests sharing when the model separates them by at
+#   least MIN_PAIR_PAGES pages (noise then stays under ~20 %, broken
+#   sharing would be 50 % off);
+# - "measured >= model" allows NOISE_PAGES pages below the model.
+MIN_PAIR_PAGES = 128
+NOISE_PAGES = 32
 
 
 # The kernel-build series' /proc/vmstat names (kernel-build/README.md);
@@ -248,8 +254,9 @@ def checks_of(rows, pairs, tolerance):
     """Checks of measured figures against the model.
 
     - the workload's own model figure equals this model's;
-    - a run's PageTables delta is at least the model's (the model counts
-      only the mapping's page tables; the sessions' own add to them);
+    - a run's PageTables delta is at least the model's, less `tolerance`
+      and NOISE_PAGES pages (the model counts only the mapping's page
+      tables; the sessions' own add to them);
     - each aligned/skewed pair the model separates by at least
       MIN_PAIR_PAGES saves 4 KiB per page within `tolerance` (relative);
     - a kernel PMD-share counter, where present, matches the model's
@@ -267,7 +274,8 @@ def checks_of(rows, pairs, tolerance):
                 wl, r["model_bytes"])})
     for r in rows:
         name = "%s/%s pagetables>=model" % (r["guest"], r["experiment"])
-        ok = r["measured_bytes"] >= r["model_bytes"] * (1 - tolerance)
+        ok = r["measured_bytes"] >= (r["model_bytes"] * (1 - tolerance) -
+                                     NOISE_PAGES * model.PT_PAGE)
         checks.append({
             "suite": "savings", "name": name,
             "status": "pass" if ok else "fail",
