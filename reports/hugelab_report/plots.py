@@ -30,40 +30,35 @@ def to_svg(fig):
 
 def savings_plot(fits, guest):
     """Page-table bytes against sessions per mode, with the fit (solid)
-    and the model (dashed; the model counts only the mapping's tables)."""
+    and the model (x, dashed; it counts only the mapping's tables).  The
+    y axis is logarithmic above one page-table page and linear below, so
+    a measured 0 stays visible."""
     fig, ax = plt.subplots()
-    drawn, lows = False, []
+    drawn = False
     for f in fits:
         if f["guest"] != guest:
             continue
         color, marker = MODE_STYLE[f["mode"]]
         label = "%s, %s" % (f["mode"], model.human_bytes(f["size"]))
-        xs, ys = f["sessions"], [y for y in f["bytes"]]
-        pos = [(x, y) for x, y in zip(xs, ys) if y > 0]
-        if not pos:
-            continue
-        ax.plot([x for x, _ in pos], [y for _, y in pos], linestyle="none",
-                marker=marker, color=color, label=label)
-        lows.append(min(y for _, y in pos))
+        xs, ys = f["sessions"], f["bytes"]
+        ax.plot(xs, ys, linestyle="none", marker=marker, color=color,
+                label=label)
         if "slope" in f:
             fx = [min(xs), max(xs)]
-            fy = [f["intercept"] + f["slope"] * x for x in fx]
-            if min(fy) > 0:
-                ax.plot(fx, fy, color=color, linewidth=1)
-        my = [model.Expectation(f["mode"], f["size"], n).bytes for n in xs]
-        if min(my) > 0:
-            ax.plot(xs, my, color=color, linestyle="--", linewidth=0.8,
-                    marker="x", markersize=5)
-            lows.append(min(my))
+            ax.plot(fx, [f["intercept"] + f["slope"] * x for x in fx],
+                    color=color, linewidth=1)
+        ax.plot(xs, [model.Expectation(f["mode"], f["size"], n).bytes
+                     for n in xs], color=color, linestyle="--",
+                linewidth=0.8, marker="x", markersize=5)
         drawn = True
     if not drawn:
         plt.close(fig)
         return None
     ax.set_xlabel("sessions")
     ax.set_ylabel("PageTables delta (bytes)")
-    ax.set_yscale("log")
+    ax.set_yscale("symlog", linthresh=model.PT_PAGE)
+    ax.set_ylim(bottom=0)
     ax.set_xscale("log")
-    ax.set_ylim(bottom=min(lows) / 2)
     ax.grid(True, linewidth=0.3)
     ax.set_title("%s: page-table bytes vs sessions "
                  "(points: measured, solid: fit, x/dashed: model)" % guest,
