@@ -79,7 +79,9 @@ static void usage(FILE *f)
 "  --duration S      seconds of racing (default 60)\n"
 "  --procs N         worker processes (default 4)\n"
 "  --threads N       threads per worker process (default 2)\n"
-"  --size SIZE       file and mapping size, e.g. 1G (default 1G)\n"
+"  --size SIZE       file and mapping size, e.g. 1G (default 1G); the pool\n"
+"                    needs size/page-size free pages, + 4 (2M) or + 1 (1G)\n"
+"                    with punch\n"
 "  --page-size SIZE  huge page size 2M or 1G (default 2M)\n"
 "  --ops LIST        unshare operations: dontneed,mprotect,munmap,punch\n"
 "                    (default all; \"none\" for none)\n"
@@ -477,7 +479,7 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	const char *json_path = NULL;
 	int nkids = 0, err = 0;
-	uint64_t t0;
+	uint64_t t0, needed;
 	FILE *out;
 
 	if (parse_args(argc, argv, &r, &json_path))
@@ -490,9 +492,15 @@ int main(int argc, char **argv)
 		fail("no %" PRIu64 "-byte huge page pool on this kernel", r.page_size);
 		goto error;
 	}
-	if (o.hp_before.free < r.size / r.page_size) {
-		fail("huge page pool too small: %" PRIu64 " free, %" PRIu64 " needed",
-		     o.hp_before.free, r.size / r.page_size);
+	/* A punched page can stay allocated while its index faults again, and
+	 * re-mapping a punched range reserves anew: punch needs slack of one
+	 * punch range (up to 4 pages within a 1 GiB slot). */
+	needed = r.size / r.page_size;
+	if (r.ops & (1u << OP_PUNCH))
+		needed += r.page_size >= (1ull << 30) ? 1 : 4;
+	if (o.hp_before.free < needed) {
+		fail("huge page pool too small: %" PRIu64 " free, %" PRIu64
+		     " needed (file + punch slack)", o.hp_before.free, needed);
 		goto error;
 	}
 	if ((err = init_ctl(&r))) {
