@@ -70,7 +70,7 @@ static void usage(FILE *f)
 "  --seed N                            random seed (default 1)\n"
 "  --address ADDR                      aligned address (default 0x2000000000)\n"
 "  --hugetlbfs-dir DIR                 hugetlbfs mount (default: find or mount one)\n"
-"  --no-populate                       4K: touch pages instead of MADV_POPULATE_WRITE\n"
+"  --no-populate                       4K: touch pages instead of MADV_POPULATE_READ\n"
 "  --no-prefault                       sessions allocate (zero) the pages themselves\n"
 "  --out FILE                          JSON output (default stdout)\n"
 "  --quiet                             no progress lines on stderr\n", f);
@@ -895,6 +895,12 @@ int main(int argc, char **argv)
 				disrupt_main(&c, &s, ctl);
 			if (disruptor < 0)
 				fail("fork of disruptor: %s", strerror(errno));
+			/* it maps and faults the segment before the run starts */
+			while (disruptor > 0 && !got_signal && !nfailures &&
+			       !__atomic_load_n(&ctl->disruptor_ready, __ATOMIC_ACQUIRE)) {
+				futex_wait(&ctl->disruptor_ready, 0, 100);
+				reap(WNOHANG);
+			}
 		}
 		t = now_ns();
 		if (c.duration_ms)

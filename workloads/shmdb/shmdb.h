@@ -62,6 +62,7 @@ struct ctl {
 	uint32_t phase;                 /* futex */
 	uint32_t arrived[4];            /* futex, per phase */
 	uint32_t stop;
+	uint32_t disruptor_ready;        /* futex: mapped and faulted */
 	uint64_t op_seq;                /* odd while a disruptor op runs */
 	uint64_t loss_seq;              /* odd while punch/truncate runs */
 	uint32_t op_cur;
