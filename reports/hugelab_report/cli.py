@@ -45,6 +45,9 @@ def parser():
     c.add_argument("--threshold", type=_fraction, default=0.10,
                    help="latency regression: mean slower by more than this "
                    "fraction (default 0.10)")
+    c.add_argument("--noise-pages", type=int, default=cmpmod.NOISE_PAGES,
+                   help="page-table pages a PageTables delta may move "
+                   "between runs without a change (default %(default)s)")
     c.add_argument("--check-tolerance", type=_fraction, default=0.25,
                    help="model tolerance of the candidate's checks "
                    "(as render --tolerance)")
@@ -66,7 +69,8 @@ def do_compare(a):
     cand = rundir.load(a.candidate)
     res = cmpmod.compare(base, cand, tolerance=a.tolerance, alpha=a.alpha,
                          threshold=a.threshold,
-                         check_tolerance=a.check_tolerance)
+                         check_tolerance=a.check_tolerance,
+                         noise_pages=a.noise_pages)
     md = render.environment().get_template("compare.md.j2").render(c=res)
     render.write_text(os.path.join(cand.path, "compare.md"), md)
     render.write_text(os.path.join(cand.path, "compare.json"),

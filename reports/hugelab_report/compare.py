@@ -1,10 +1,12 @@
 """compare BASELINE CANDIDATE: regression rules by metric kind.
 
-- deterministic figures (page-table bytes per session, the kernel's PMD
-  sharing counters, measured bytes per PMD page) must be equal within a
-  relative tolerance (default 2 %); page-table bytes going down and
-  bytes-per-PMD-page savings going up are improvements, the opposite
-  direction a regression; counters regress on any change;
+- deterministic figures must be equal within a relative tolerance
+  (default 2 %): page-table bytes per session may not rise (a fall is an
+  improvement), allowing `noise_pages` page-table pages (default 32) on
+  the run's PageTables delta, the noise measured between real runs; the
+  kernel's PMD-sharing counters may not change; the measured bytes per
+  PMD page saved (derived from the PageTables deltas) may not fall by
+  more than the check tolerance (default 25 %);
 - latency histograms are expanded into samples (bucket upper bounds) and
   compared with a one-sided Mann-Whitney U test: a regression when the
   candidate is slower with p < alpha (default 0.01, Holm-adjusted over all
@@ -15,7 +17,8 @@
   baseline the candidate lacks.
 """
 
-from . import latency, stats, summary
+from . import latency, model, stats, summary
+from .savings import NOISE_PAGES
 
 SCHEMA = "hugelab.compare/1"
 MIN_SAMPLES = 20
@@ -29,10 +32,12 @@ def _item(kind, key, metric, verdict, base=None, cand=None, detail="",
     return d
 
 
-def deterministic(kind, key, metric, base, cand, tol, direction):
-    """direction: 'higher_worse', 'lower_worse' or 'any'."""
+def deterministic(kind, key, metric, base, cand, tol, direction,
+                  abs_slack=0.0):
+    """direction: 'higher_worse', 'lower_worse' or 'any'.  A change within
+    tol (relative) or within abs_slack (absolute) is no change."""
     rd = stats.rel_diff(cand, base)
-    if abs(rd) <= tol:
+    if abs(rd) <= tol or abs(cand - base) <= abs_slack:
         verdict = "ok"
     elif direction == "any":
         verdict = "regression"
@@ -40,10 +45,12 @@ def deterministic(kind, key, metric, base, cand, tol, direction):
         verdict = "regression"
     else:
         verdict = "improved"
-    return _item(kind, key, metric, verdict, base, cand,
-                 "relative change %+.2f%% (tolerance %.2f%%)" % (
-                     rd * 100, tol * 100) if rd != float("inf") else
-                 "baseline 0, candidate %s" % cand, rel_diff=rd)
+    detail = ("relative change %+.2f%% (tolerance %.2f%%)" % (
+        rd * 100, tol * 100) if rd != float("inf") else
+        "baseline 0, candidate %s" % cand)
+    if abs_slack:
+        detail += ", absolute slack %.6g" % abs_slack
+    return _item(kind, key, metric, verdict, base, cand, detail, rel_diff=rd)
 
 
 def latency_item(key, metric, hb, hc, alpha, threshold):
@@ -94,7 +101,7 @@ def _counters(r):
 
 
 def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
-            check_tolerance=0.25):
+            check_tolerance=0.25, noise_pages=NOISE_PAGES):
     items = []
     rb, rc = _results(base), _results(cand)
     for key in sorted(rb):
@@ -107,10 +114,12 @@ def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
         if b.program == "shmdb":
             pb = b.get("pagetables_per_session")
             pc = c.get("pagetables_per_session")
+            n = c.config.get("sessions") or 1
             if isinstance(pb, (int, float)) and isinstance(pc, (int, float)):
-                items.append(deterministic("deterministic", k,
-                                           "pagetables_per_session", pb, pc,
-                                           tolerance, "higher_worse"))
+                items.append(deterministic(
+                    "deterministic", k, "pagetables_per_session", pb, pc,
+                    tolerance, "higher_worse",
+                    noise_pages * model.PT_PAGE / n))
             cb, cc = _counters(b), _counters(c)
             for name in sorted(set(cb) | set(cc)):
                 if name not in cb or name not in cc:
@@ -147,7 +156,7 @@ def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
         if vb is not None and vc is not None:
             items.append(deterministic("deterministic", g,
                                        "sharing_bytes_per_pmd_page", vb, vc,
-                                       tolerance, "lower_worse"))
+                                       check_tolerance, "lower_worse"))
     gb, gc = ab["correctness"]["guests"], ac["correctness"]["guests"]
     for g in sorted(gc):
         wc = gc[g]["kernel_warnings"]
@@ -171,6 +180,7 @@ def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
         "settings": {"tolerance": tolerance, "alpha": alpha,
                      "latency_threshold": threshold,
                      "check_tolerance": check_tolerance,
+                     "noise_pages": noise_pages,
                      "min_samples": MIN_SAMPLES,
                      "max_samples": stats.MAX_SAMPLES},
         "status": "regression" if regressions else "ok",
