@@ -828,8 +828,15 @@ int main(int argc, char **argv)
 		p = fork();
 		if (p == 0)
 			prefault_main(&c, &s);
-		if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) ||
-		    WEXITSTATUS(st)) {
+		pid_t w = -1;
+
+		while (p > 0 && (w = waitpid(p, &st, 0)) < 0 && errno == EINTR)
+			;
+		if (got_signal) {
+			seg_destroy(&c, &s);
+			return 128 + got_signal;
+		}
+		if (w != p || !WIFEXITED(st) || WEXITSTATUS(st)) {
 			seg_destroy(&c, &s);
 			bad("could not fill the segment (prefault process status %#x)", st);
 		}
