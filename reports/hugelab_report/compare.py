@@ -104,6 +104,9 @@ def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
             check_tolerance=0.25, noise_pages=NOISE_PAGES):
     items = []
     rb, rc = _results(base), _results(cand)
+    for key in sorted(set(rc) - set(rb)):
+        items.append(_item("coverage", "%s/%s" % key, "result", "new",
+                           detail="experiment only in the candidate"))
     for key in sorted(rb):
         k = "%s/%s" % key
         if key not in rc:
@@ -188,6 +191,7 @@ def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
                        "candidate": ac["provenance"]},
         "parameters": parameters(ab["provenance"], ac["provenance"]),
         "counts": {"items": len(items), "regressions": len(regressions),
+                   "new": sum(i["verdict"] == "new" for i in items),
                    "improved": sum(i["verdict"] == "improved"
                                    for i in items),
                    "skipped": sum(i["verdict"] == "skipped"
@@ -211,7 +215,7 @@ def checks_of(cmp):
     """The comparison as JUnit checks."""
     out = []
     for i in cmp["items"]:
-        status = {"ok": "pass", "improved": "pass",
+        status = {"ok": "pass", "improved": "pass", "new": "pass",
                   "skipped": "skip"}.get(i["verdict"], "fail")
         out.append({"suite": i["kind"],
                     "name": "%s %s" % (i["key"], i["metric"]),

@@ -1,0 +1,64 @@
+"""Correctness checks on the real smoke fixture (it has a guest meant to
+panic) and the console scan."""
+
+import os
+
+import pytest
+from conftest import copy_run, dump_json, fixture_runs, load_json
+
+from hugelab_report import correctness, rundir
+
+SMOKE = [n for n in fixture_runs() if n.startswith("smoke-")]
+
+
+@pytest.fixture
+def smoke(tmp_path):
+    assert SMOKE, "no smoke fixture"
+    return copy_run(SMOKE[0], tmp_path / SMOKE[0])
+
+
+def negative_guest(run):
+    for g in run.guests:
+        if (g.doc.get("expect") or {}).get("status") == "panic":
+            return g
+    pytest.fail("the smoke fixture has no guest expected to panic")
+
+
+def checks_of(run_dir, guest):
+    run = rundir.load(run_dir)
+    g = [g for g in run.guests if g.name == guest][0]
+    return {c["name"]: c for c in correctness.guest_of(g)["checks"]}
+
+
+def test_expected_panic_is_not_a_failure(smoke):
+    g = negative_guest(rundir.load(smoke))
+    assert g.status == "panic"
+    cs = checks_of(smoke, g.name)
+    assert cs["%s guest status" % g.name]["status"] == "pass"
+    assert cs["%s kernel warning reproduced" % g.name]["status"] == "pass"
+    assert not [c for c in cs.values() if c["status"] == "fail"]
+
+
+def test_same_panic_unexpected_fails(smoke):
+    g = negative_guest(rundir.load(smoke))
+    path = os.path.join(g.path, "guest.json")
+    doc = load_json(path)
+    del doc["expect"]
+    dump_json(path, doc)
+    cs = checks_of(smoke, g.name)
+    assert cs["%s guest status" % g.name]["status"] == "fail"
+    assert cs["%s no kernel warnings" % g.name]["status"] == "fail"
+    assert "Kernel panic" in cs["%s no kernel warnings" % g.name]["output"]
+
+
+def test_console_scan_skips_program_output():
+    text = ("[    1.0] booting\n"
+            "|| WARNING: this is a program's stderr\n"
+            "hugelab-init: BUG: not the kernel either\n"
+            "[    2.0] ok\n")
+    assert correctness.console_findings(text) == (0, [])
+    n, excerpt = correctness.console_findings(
+        text + "[    3.0] WARNING: CPU: 0 PID: 1 at mm/hugetlb.c:1 x\n")
+    assert n == 1
+    assert excerpt[-1].endswith("mm/hugetlb.c:1 x")
+    assert "|| WARNING" not in "\n".join(excerpt)
