@@ -926,6 +926,15 @@ int main(int argc, char **argv)
 		while (reap(0) > 0)
 			;
 	} else {
+		/* interrupted while running: let the sessions report (2 s) */
+		if (__atomic_load_n(&ctl->phase, __ATOMIC_ACQUIRE) == PH_RUN) {
+			uint64_t end = now_ns() + 2000000000ull;
+
+			__atomic_store_n(&ctl->stop, 1, __ATOMIC_RELEASE);
+			while (__atomic_load_n(&ctl->arrived[PH_RUN], __ATOMIC_ACQUIRE) <
+			       c.sessions - nreaped && now_ns() < end)
+				usleep(10000);
+		}
 		set_phase(ctl, PH_ABORT);
 		kill_all();
 		if (got_signal)
