@@ -359,8 +359,24 @@ static uint64_t npids, nreaped;
 static pid_t disruptor = -1;
 static bool disruptor_reaped;
 
+static bool *reaped;
+static bool pids_sorted;
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* pids[] is sorted once every session is forked: bsearch, not a scan */
 static int child_index(pid_t p)
 {
+	if (pids_sorted) {
+		pid_t *e = bsearch(&p, pids, npids, sizeof(*pids), cmp_pid);
+
+		return e ? (int)(e - pids) : -1;
+	}
 	for (uint64_t i = 0; i < npids; i++)
 		if (pids[i] == p)
 			return (int)i;
@@ -385,7 +401,7 @@ static int reap(int flags)
 			int i = child_index(p);
 
 			if (i >= 0)
-				pids[i] = -pids[i];
+				reaped[i] = true;
 			nreaped++;
 		}
 		if (!ok) {
@@ -427,7 +443,7 @@ static void set_phase(struct ctl *ctl, uint32_t ph)
 static void kill_all(void)
 {
 	for (uint64_t i = 0; i < npids; i++)
-		if (pids[i] > 0)
+		if (!reaped[i])
 			kill(pids[i], SIGKILL);
 	if (disruptor > 0 && !disruptor_reaped)
 		kill(disruptor, SIGKILL);
@@ -844,7 +860,8 @@ int main(int argc, char **argv)
 		note("segment filled in %.3f s", r.prefault_s);
 	}
 	pids = calloc(c.sessions, sizeof(*pids));
-	if (!pids) {
+	reaped = calloc(c.sessions, sizeof(*reaped));
+	if (!pids || !reaped) {
 		seg_destroy(&c, &s);
 		bad("out of memory");
 	}
@@ -861,6 +878,12 @@ int main(int argc, char **argv)
 			break;
 		}
 		pids[npids++] = p;
+	}
+
+	/* sessions reaped during the fork loop were marked at their index */
+	if (!nreaped) {
+		qsort(pids, npids, sizeof(*pids), cmp_pid);
+		pids_sorted = true;
 	}
 
 	uint64_t t;
@@ -881,7 +904,7 @@ int main(int argc, char **argv)
 		r.pt_attached = pagetables();
 		r.vmpte.min = UINT64_MAX;
 		for (uint64_t i = 0; i < npids; i++) {
-			int64_t v = pids[i] > 0 ? status_vmpte_read(pids[i]) : -1;
+			int64_t v = reaped[i] ? -1 : status_vmpte_read(pids[i]);
 
 			if (v < 0)
 				continue;
