@@ -177,6 +177,7 @@ def savings_sections(sav, tolerance):
         s.figure(plots.savings_plot(sav["fits"], g),
                  "Page-table bytes against sessions, %s" % g)
     e = Section("Extrapolation", 3)
+    mode_x = sav["mode_extrapolation"]
     if not sav["extrapolation"]:
         e.para("No estimate of the bytes one unshared PMD page costs: "
                "nothing to extrapolate from.")
@@ -199,6 +200,25 @@ def savings_sections(sav, tolerance):
                   model.human_bytes(t["model_saved_bytes"])]
                  for t in x["targets"]])
         a = x["article"]
+        mx = [m for m in mode_x if m["guest"] == g]
+        e.table(["mode", "fitted on", "measured / model per session",
+                 "page tables for %s, %s processes" % (
+                     model.human_bytes(mx[0]["size"]) if mx else "",
+                     "{:,}".format(mx[0]["processes"]) if mx else ""),
+                 "model"],
+                [[m["mode"], model.human_bytes(m["measured_size"]),
+                  num(m["measured_over_model"]) if m["method"] == "fit"
+                  else "n/a (no per-session cost)",
+                  model.human_bytes(m["bytes"]),
+                  model.human_bytes(m["model_bytes"])] for m in mx],
+                "Per mode, from the fits: the model's pages at the target "
+                "times the measured bytes per model page")
+        if any(m["mode"] == "2m-skewed" for m in mx):
+            e.para("A skewed mapping larger than 1 GiB still shares the "
+                   "slots it covers completely: only its two edge slots "
+                   "cost every process a PMD page, so the skewed figure "
+                   "above is not the unshared cost; the savings table "
+                   "uses one PMD page per GiB per process for that.")
         e.para("The seed article's \"%s mapping, %s processes, 39GB saved\": "
                "from these measurements a %s mapping shared by %s processes "
                "saves %s, not %s; saving %s needs a %s mapping." % (

@@ -250,6 +250,32 @@ def extrapolate(estimates, targets=DEFAULT_TARGETS):
     return out
 
 
+def extrapolate_modes(fits, target=(model.TiB, 10000)):
+    """Page-table bytes of each measured mode for the target mapping and
+    process count: the model's page count at the target times the measured
+    bytes per model page (fitted slope / model marginal cost per session).
+    A mode without per-session cost in the model (shared 2 MiB, 1 GiB
+    pages) has nothing to scale: it gets the model's one-time cost."""
+    size, n = target
+    out = []
+    for f in fits:
+        if "slope" not in f:
+            continue
+        exp = model.Expectation(f["mode"], size, n)
+        item = {"guest": f["guest"], "mode": f["mode"],
+                "measured_size": f["size"], "size": size, "processes": n,
+                "model_bytes": exp.bytes}
+        if f["model_marginal_bytes"]:
+            ratio = f["slope"] / f["model_marginal_bytes"]
+            item.update(method="fit", measured_over_model=ratio,
+                        bytes=exp.bytes * ratio)
+        else:
+            item.update(method="model", measured_over_model=None,
+                        bytes=exp.bytes)
+        out.append(item)
+    return out
+
+
 def checks_of(rows, pairs, tolerance):
     """Checks of measured figures against the model.
 
@@ -328,5 +354,6 @@ def analyse(run, tolerance=0.25, targets=DEFAULT_TARGETS):
         "rows": rows, "fits": fits, "pairs": pairs,
         "pmd_page_estimates": est,
         "extrapolation": extrapolate(est, targets),
+        "mode_extrapolation": extrapolate_modes(fits),
         "checks": checks_of(rows, pairs, tolerance),
     }
