@@ -1,0 +1,68 @@
+"""Latency analysis on the real disruption fixture."""
+
+import copy
+import os
+
+import pytest
+from conftest import copy_run, dump_json, fixture_runs
+from test_compare import scale_hist
+
+from hugelab_report import latency, rundir, stats
+
+DISRUPT = [n for n in fixture_runs() if n.startswith("disrupt-")]
+
+
+@pytest.fixture
+def disrupt(tmp_path):
+    assert DISRUPT, "no disruption fixture"
+    return copy_run(DISRUPT[0], tmp_path / DISRUPT[0])
+
+
+def test_real_disruption_rows(disrupt):
+    lat = latency.analyse(rundir.load(disrupt))
+    assert lat["rows"]
+    for r in lat["rows"]:
+        assert r["lock"] == "none"          # stock kernel: no knob
+        m = r["metrics"]["faults_disrupted"]
+        assert m["p50"] <= m["p99"] <= m["p999"] <= m["max"]
+        assert set(r["ops"]) == set(r["_result"].config["disrupt"])
+        for op in r["ops"].values():
+            assert op["count"] == op["duration"]["count"]
+    assert lat["ratios"] == []
+
+
+def test_lock_mode_ratio(disrupt):
+    """The same real result twice, once as the vma mode and once as the
+    i_mmap mode with every latency 4x: the ratios are 4."""
+    run = rundir.load(disrupt)
+    r = [r for r in run.results("shmdb")
+         if r.config["placement"] == "aligned"][0]
+    vma = copy.deepcopy(r.doc)
+    vma["kernel"]["hugetlb_fault_lock"] = "vma"
+    immap = copy.deepcopy(r.doc)
+    immap["kernel"]["hugetlb_fault_lock"] = "i_mmap"
+    for _, path in latency.METRICS:
+        h = immap
+        for k in path:
+            h = h[k]
+        scale_hist(h, 4)
+    dump_json(r.path, vma)
+    dump_json(os.path.join(os.path.dirname(r.path), "immap.json"), immap)
+    lat = latency.analyse(rundir.load(disrupt))
+    (ratio,) = lat["ratios"]
+    assert ratio["metric"] == "faults_disrupted"
+    assert ratio["p99_ratio"] == pytest.approx(4)
+    assert ratio["max_ratio"] == pytest.approx(4)
+    assert ratio["i_mmap"].endswith("/immap")
+
+
+def test_percentiles_agree_with_workload(disrupt):
+    """Percentiles recomputed from the buckets equal the workload's own
+    (same rule: bucket upper bound, clamped to max)."""
+    for r in rundir.load(disrupt).results("shmdb"):
+        for _, path in latency.METRICS:
+            h = r.get(*path)
+            if not h or not h.get("count"):
+                continue
+            for key, q in (("p50", 50), ("p99", 99), ("p999", 99.9)):
+                assert stats.percentile(h, q) == h[key], (r.name, path, key)
