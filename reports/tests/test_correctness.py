@@ -62,3 +62,30 @@ def test_console_scan_skips_program_output():
     assert n == 1
     assert excerpt[-1].endswith("mm/hugetlb.c:1 x")
     assert "|| WARNING" not in "\n".join(excerpt)
+
+
+def test_selftest_results(smoke):
+    run = rundir.load(smoke)
+    g = [g for g in run.guests if g.status == "ok"][0]
+    doc = {"schema": "hugelab.selftest/1", "program": "selftest",
+           "status": "fail", "failures": ["hugepage-mremap 1024"],
+           "config": {"suite": "vm",
+                      "programs": ["hugepage-mremap 1024", "hugepage-shm",
+                                   "userfaultfd hugetlb_shared 128 32"]},
+           "tests": [
+               {"name": "hugepage-mremap 1024", "status": "fail",
+                "seconds": 1.5, "output_excerpt": "mremap: Invalid"},
+               {"name": "hugepage-shm", "status": "pass", "seconds": 0.2,
+                "output_excerpt": ""},
+               {"name": "userfaultfd hugetlb_shared 128 32",
+                "status": "skip", "seconds": 0.0,
+                "output_excerpt": "skip"}]}
+    dump_json(os.path.join(g.path, "results", "vm-selftests.json"), doc)
+    cs = checks_of(smoke, g.name)
+    st = {n.split("/")[-1]: c for n, c in cs.items()
+          if c["suite"] == "selftest"}
+    assert st["hugepage-mremap 1024"]["status"] == "fail"
+    assert st["hugepage-mremap 1024"]["output"] == "mremap: Invalid"
+    assert st["hugepage-shm"]["status"] == "pass"
+    assert st["userfaultfd hugetlb_shared 128 32"]["status"] == "skip"
+    assert cs["%s/vm-selftests status" % g.name]["status"] == "fail"
