@@ -24,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/resource.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,7 +88,8 @@ static void usage(FILE *f)
 "  --ops LIST        unshare operations: dontneed,mprotect,munmap,punch\n"
 "                    (default all; \"none\" for none)\n"
 "  --write-pct N     percent of worker accesses that re-tag (default 20)\n"
-"  --path DIR        hugetlbfs directory for the file (default: memfd)\n"
+"  --path DIR        hugetlbfs mount (of --page-size) for the file\n"
+"                    (default: memfd)\n"
 "  --addr ADDR       mapping address, 1 GiB aligned (default 0x4000000000)\n"
 "  --seed N          random seed (default 1)\n"
 "  --inject-errors N self-test: plant N stale tags the checker must report\n"
@@ -179,7 +182,13 @@ static int open_file(struct racer *r)
 {
 	if (r->path) {
 		char p[4096];
+		struct statfs sf;
 
+		/* hugetlbfs reports its huge page size as the block size. */
+		if (statfs(r->path, &sf))
+			return -errno;
+		if (sf.f_type != HUGETLBFS_MAGIC || (uint64_t)sf.f_bsize != r->page_size)
+			return -EINVAL;
 		snprintf(p, sizeof(p), "%s/racer.XXXXXX", r->path);
 		r->fd = mkstemp(p);
 		if (r->fd >= 0)
@@ -508,7 +517,9 @@ int main(int argc, char **argv)
 		goto error;
 	}
 	if ((err = open_file(&r))) {
-		fail("hugetlb file: %s", strerror(-err));
+		fail("hugetlb file%s%s: %s", r.path ? " in " : "",
+		     r.path ? r.path : "", err == -EINVAL ?
+		     "not a hugetlbfs mount of --page-size" : strerror(-err));
 		goto error;
 	}
 	if ((err = fill(&r))) {
