@@ -348,6 +348,8 @@ struct outcome {
 	struct hp_counts hp_before, hp_after;
 	long minflt, majflt;
 	int workers, unsharers;
+	struct kvlist vm_before, vm_after;
+	bool vm_ok;
 };
 
 static void write_json(FILE *f, const struct racer *r, const struct outcome *o,
@@ -448,6 +450,11 @@ static void write_json(FILE *f, const struct racer *r, const struct outcome *o,
 			hist_json(&j, &sh->op_lat[op]);
 		}
 	json_obj_end(&j);
+	json_key(&j, "vmstat_delta");
+	if (o->vm_ok)
+		vmstat_delta_json(&j, &o->vm_before, &o->vm_after);
+	else
+		json_null(&j);
 	json_key(&j, "faults");
 	json_obj_begin(&j);
 	json_kv_int(&j, "minor", o->minflt);
@@ -512,6 +519,7 @@ int main(int argc, char **argv)
 		     " needed (file + punch slack)", o.hp_before.free, needed);
 		goto error;
 	}
+	o.vm_ok = vmstat_read(&o.vm_before) == 0;
 	if ((err = init_ctl(&r))) {
 		fail("shared control memory: %s", strerror(-err));
 		goto error;
@@ -554,6 +562,7 @@ int main(int argc, char **argv)
 			break;
 		sleep_s(0.1);
 	}
+	o.vm_ok = o.vm_ok && vmstat_read(&o.vm_after) == 0;
 	if (!o.hp_after_ok || !hp_equal(&o.hp_before, &o.hp_after))
 		fail("huge pages not returned: free %" PRIu64 " -> %" PRIu64
 		     ", rsvd %" PRIu64 " -> %" PRIu64 ", nr %" PRIu64 " -> %" PRIu64
@@ -584,6 +593,7 @@ int main(int argc, char **argv)
 
 error:
 	o.status = "error";
+	o.vm_ok = false;
 	kmsg_poll(&k);
 	if (r.fd >= 0)
 		close(r.fd);
@@ -613,5 +623,7 @@ report:
 	for (int i = 0; i < failures.n; i++)
 		fprintf(stderr, "racer: FAIL: %s\n", failures.msg[i]);
 	kmsg_close(&k);
+	kvlist_free(&o.vm_before);
+	kvlist_free(&o.vm_after);
 	return !strcmp(o.status, "ok") ? 0 : !strcmp(o.status, "fail") ? 1 : 2;
 }
