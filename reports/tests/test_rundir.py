@@ -107,3 +107,20 @@ def test_unknown_result_schema_is_a_failed_check(real_run):
     assert s["status"] == "fail"
     assert rc("render", real_run, "--runs-dir", real_run,
               "--fail-on-check") == 1
+
+
+def test_entry_script(real_run, tmp_path):
+    """The installed entry point, as the lab runs it."""
+    import subprocess
+    script = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "hugelab-report")
+    p = subprocess.run([script, "render", real_run, "--runs-dir",
+                        str(tmp_path)], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "report.html" in p.stdout
+    p = subprocess.run([script, "compare", real_run, str(tmp_path / "x")],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "not a directory" in p.stderr
+    p = subprocess.run([script], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
