@@ -169,7 +169,7 @@ def _load_guest(gdir, name):
     rdir = os.path.join(gdir, "results")
     if os.path.isdir(rdir):
         for f in sorted(os.listdir(rdir)):
-            p = os.path.join(rdir, f)
+            p = os.path.normpath(os.path.join(rdir, f))
             if f.endswith(".json") and p not in paths:
                 paths.append(p)
     results = [_load_result(name, p) for p in paths]
@@ -178,6 +178,7 @@ def _load_guest(gdir, name):
 
 def load(path):
     """Load a run directory or raise RunDirError."""
+    path = os.path.abspath(path)
     if not os.path.isdir(path):
         raise RunDirError("%s: not a directory" % path)
     mpath = os.path.join(path, "manifest.json")

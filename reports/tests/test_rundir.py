@@ -124,3 +124,12 @@ def test_entry_script(real_run, tmp_path):
     assert p.returncode == 2 and "not a directory" in p.stderr
     p = subprocess.run([script], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
+
+
+def test_relative_path_loads_each_result_once(real_run, monkeypatch):
+    monkeypatch.chdir(os.path.dirname(real_run))
+    run = rundir.load(os.path.join(".", os.path.basename(real_run)))
+    for g in run.guests:
+        paths = [r.path for r in g.results]
+        assert len(paths) == len(set(paths))
+        assert all(os.path.isabs(p) for p in paths)
