@@ -214,10 +214,12 @@ def check_counters(p, g):
         return
     # One slot, n sessions: every session but the first to fault the slot
     # shares its PMD table (n - 1 sharers; n when the coordinator, which
-    # also maps the segment, faulted first).
-    p.check(g.name + ': share events = sessions - 1 (or sessions)',
-            n - 1 <= share <= n, 'htlb_pmd_share=%d sessions=%d'
-            % (share, n))
+    # also maps the segment, faulted first).  The first faults can race
+    # (huge_pmd_share() looks for a table under i_mmap_rwsem held for
+    # read) and allocate a few tables: allow 1 %.
+    p.check(g.name + ': share events = sessions - 1 (1 % for racing '
+            'first faults)', 0.99 * (n - 1) <= share <= n,
+            'htlb_pmd_share=%d sessions=%d' % (share, n))
     p.check(g.name + ': gauge at attach = share events',
             gauge == share, 'nr_htlb_pmd_saved=%d htlb_pmd_share=%d'
             % (gauge, share))
@@ -244,7 +246,7 @@ def check_counters(p, g):
         p.check(g.name + ': partial mprotect unshares (split events)',
                 su is not None and su > 0 and su == ss,
                 'htlb_pmd_unshare=%s htlb_pmd_share=%s' % (su, ss))
-    punch = g.exp('punch')
+    punch = g.exp('punch-shared')
     if punch is not None:
         pu = vmstat(punch, 'htlb_pmd_unshare')
         ps = vmstat(punch, 'htlb_pmd_share')
@@ -282,6 +284,19 @@ def check_latency(p, vma, immap):
             'punch_op': lat(hist(r, 'disruptor', 'ops', 'punch',
                                  'duration')),
             'transactions_per_s': r.get('transactions', {}).get('per_s'),
+        }
+    shared = vma.exp('punch-shared') if vma else None
+    if shared is not None:
+        # Not checked: with PMD sharing both modes take i_mmap_rwsem on the
+        # refaults (huge_pmd_share()); recorded for the report.
+        rows['vma_shared_slot'] = {
+            'sessions': shared['config']['sessions'],
+            'faults_during': lat(hist(shared, 'during_disruption',
+                                      'faults')),
+            'txn_during': lat(hist(shared, 'during_disruption',
+                                   'transactions')),
+            'punch_op': lat(hist(shared, 'disruptor', 'ops', 'punch',
+                                 'duration')),
         }
     p.figure('latency', rows)
     for mode, row in rows.items():
