@@ -6,15 +6,16 @@ import re
 
 from . import rundir
 
-# Console lines that are kernel findings (the same families the workloads
-# look for in dmesg, workloads/SCHEMA.md kernel_log).
+# Console lines that are kernel findings: the families the workloads look
+# for in dmesg (workloads/SCHEMA.md kernel_log) and the smoke collector on
+# the console. Not a bare "lockdep": a debug kernel prints "RCU lockdep
+# checking is enabled." at every boot.
 FINDING = re.compile(
     r"WARNING:|BUG:|Oops|Bad page|kernel BUG|Kernel panic|"
-    r"possible circular locking|possible recursive locking|"
-    r"inconsistent lock state|lockdep|"
-    r"rcu_sched detected stall|rcu: INFO: .*detected stalls?|"
-    r"INFO: task .* blocked for more than|general protection fault|"
-    r"UBSAN:|KASAN:")
+    r"general protection fault|"
+    r"possible (circular|recursive) locking|inconsistent lock state|"
+    r"suspicious RCU usage|rcu: INFO:|detected stalls?|"
+    r"INFO: task .* blocked|UBSAN:|KASAN:")
 CONTEXT = 3
 MAX_EXCERPT = 60
 # Console lines that are not the kernel's: program output relayed by the
