@@ -383,3 +383,14 @@ void utc_now_iso(char *buf, size_t size)
 	gmtime_r(&t, &tm);
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
+
+void hp_counts_json(struct json *j, const char *k, const struct hp_counts *c)
+{
+	json_key(j, k);
+	json_obj_begin(j);
+	json_kv_uint(j, "free", c->free);
+	json_kv_uint(j, "nr", c->nr);
+	json_kv_uint(j, "rsvd", c->rsvd);
+	json_kv_uint(j, "surp", c->surp);
+	json_obj_end(j);
+}

@@ -61,6 +61,8 @@ uint64_t hp_dirname_size(const char *name);
 int hp_sizes(const char *root, uint64_t *sizes, int max);
 /* 0, or -1 if this size has no directory (no pool support). */
 int hp_read(const char *root, uint64_t size, struct hp_counts *c);
+/* Write key k as {"free","nr","rsvd","surp"} (workloads/SCHEMA.md). */
+void hp_counts_json(struct json *j, const char *k, const struct hp_counts *c);
 /* {"<size>": {"nr","free","rsvd","surp"}, ...} for every size under root */
 void hp_json(struct json *j, const char *root);
 

@@ -329,17 +329,6 @@ static bool hp_equal(const struct hp_counts *a, const struct hp_counts *b)
 	       a->surp == b->surp;
 }
 
-static void hp_obj(struct json *j, const char *k, const struct hp_counts *c)
-{
-	json_key(j, k);
-	json_obj_begin(j);
-	json_kv_uint(j, "free", c->free);
-	json_kv_uint(j, "nr", c->nr);
-	json_kv_uint(j, "rsvd", c->rsvd);
-	json_kv_uint(j, "surp", c->surp);
-	json_obj_end(j);
-}
-
 struct outcome {
 	const char *status;
 	char started[32], finished[32];
@@ -467,9 +456,9 @@ static void write_json(FILE *f, const struct racer *r, const struct outcome *o,
 	json_key(&j, buf);
 	json_obj_begin(&j);
 	if (o->hp_ok) {
-		hp_obj(&j, "before", &o->hp_before);
+		hp_counts_json(&j, "before", &o->hp_before);
 		if (o->hp_after_ok)
-			hp_obj(&j, "after", &o->hp_after);
+			hp_counts_json(&j, "after", &o->hp_after);
 		else
 			json_kv_null(&j, "after");
 		json_kv_bool(&j, "returned", o->hp_after_ok &&

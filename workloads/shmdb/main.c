@@ -527,17 +527,6 @@ struct vmpte_sum {
 	uint64_t min, max, sum, n;
 };
 
-static void hp_obj(struct json *j, const char *k, const struct hp_counts *h)
-{
-	json_key(j, k);
-	json_obj_begin(j);
-	json_kv_uint(j, "free", h->free);
-	json_kv_uint(j, "nr", h->nr);
-	json_kv_uint(j, "rsvd", h->rsvd);
-	json_kv_uint(j, "surp", h->surp);
-	json_obj_end(j);
-}
-
 struct results {
 	char started[32], finished[32];
 	const char *status;
@@ -646,8 +635,8 @@ static void write_json(FILE *f, const struct cfg *c, const struct seg *s,
 		snprintf(b, sizeof(b), "%" PRIu64, hp_size[i]);
 		json_key(&j, b);
 		json_obj_begin(&j);
-		hp_obj(&j, "before", &hp_before[i]);
-		hp_obj(&j, "after", &r->hp_after[i]);
+		hp_counts_json(&j, "before", &hp_before[i]);
+		hp_counts_json(&j, "after", &r->hp_after[i]);
 		json_kv_bool(&j, "returned", r->hp_returned[i]);
 		json_obj_end(&j);
 	}
