@@ -59,6 +59,9 @@ static void usage(FILE *f)
 "  --size SIZE                         segment size (default 1G)\n"
 "  --placement aligned|skewed          1 GiB-aligned address, or +2 MiB (default aligned)\n"
 "  --sessions N                        session processes (default 100)\n"
+"  --active N                          only N sessions run transactions; the\n"
+"                                      others map and fault the segment, then\n"
+"                                      sleep (default 0 = all)\n"
 "  --attach fork|attach                inherit the mapping, or attach in each session\n"
 "  --duration S | --duration-ms MS     run time (default 5 s; 0 = until --txn-count)\n"
 "  --txn-count N                       transactions per session (default 0 = unlimited)\n"
@@ -151,11 +154,11 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 {
 	enum { O_BACKING = 256, O_PAGE, O_SIZE, O_PLACE, O_SESS, O_ATTACH,
 	       O_DUR, O_DURMS, O_TXN, O_WPCT, O_BUF, O_DIS, O_DISINT, O_DISLEN,
-	       O_SEED, O_ADDR, O_HDIR, O_NOPOP, O_NOPRE, O_OUT, O_QUIET, O_HELP };
+	       O_SEED, O_ACTIVE, O_ADDR, O_HDIR, O_NOPOP, O_NOPRE, O_OUT, O_QUIET, O_HELP };
 	static const struct option lo[] = {
 		{ "backing", 1, NULL, O_BACKING }, { "page-size", 1, NULL, O_PAGE },
 		{ "size", 1, NULL, O_SIZE }, { "placement", 1, NULL, O_PLACE },
-		{ "sessions", 1, NULL, O_SESS }, { "attach", 1, NULL, O_ATTACH },
+		{ "sessions", 1, NULL, O_SESS }, { "active", 1, NULL, O_ACTIVE }, { "attach", 1, NULL, O_ATTACH },
 		{ "duration", 1, NULL, O_DUR }, { "duration-ms", 1, NULL, O_DURMS },
 		{ "txn-count", 1, NULL, O_TXN }, { "write-pct", 1, NULL, O_WPCT },
 		{ "buffer-size", 1, NULL, O_BUF }, { "disrupt", 1, NULL, O_DIS },
@@ -184,6 +187,7 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 		case O_SIZE: c->size = opt_size("size", optarg); break;
 		case O_PLACE: c->skewed = opt_choice("placement", optarg, placement_names); break;
 		case O_SESS: c->sessions = opt_u64("sessions", optarg, 1, 100000); break;
+		case O_ACTIVE: c->active = opt_u64("active", optarg, 0, 100000); break;
 		case O_ATTACH: c->attach = opt_choice("attach", optarg, attach_names); break;
 		case O_DUR: c->duration_ms = 1000 * opt_u64("duration", optarg, 0, 86400); break;
 		case O_DURMS: c->duration_ms = opt_u64("duration-ms", optarg, 0, 86400000); break;
@@ -250,6 +254,10 @@ static void validate(struct cfg *c)
 	if (c->base + c->size + G > (512ull << 30))
 		bad("--size %s at %#" PRIx64 ": the segment must end below 511 GiB",
 		    fmt_size(c->size, b1, sizeof(b1)), c->base);
+	if (c->active > c->sessions)
+		bad("--active %" PRIu64 ": more than the %" PRIu64 " sessions", c->active, c->sessions);
+	if (c->active && !c->duration_ms)
+		bad("--active needs a --duration (mappers sleep until the run's end)");
 	if (c->skewed && c->page_size == G)
 		bad("--placement skewed needs 2M or 4K pages (a 1G page must be 1 GiB aligned)");
 	if (c->buffer_size < 64 || (c->buffer_size & (c->buffer_size - 1)) ||
@@ -568,6 +576,7 @@ static void write_json(FILE *f, const struct cfg *c, const struct seg *s,
 	json_kv_uint(&j, "size", c->size);
 	json_kv_str(&j, "placement", placement_names[c->skewed]);
 	json_kv_uint(&j, "sessions", c->sessions);
+	json_kv_uint(&j, "active", c->active ? c->active : c->sessions);
 	json_kv_str(&j, "attach", attach_names[c->attach]);
 	json_kv_double(&j, "duration_s", (double)c->duration_ms / 1000.0);
 	json_kv_uint(&j, "txn_count", c->txn_count);
@@ -930,6 +939,7 @@ int main(int argc, char **argv)
 		/* the rate is over the run until stop, not the sessions' exit */
 		r.run_s = (double)(now_ns() - t) / 1e9;
 		__atomic_store_n(&ctl->stop, 1, __ATOMIC_RELEASE);
+		futex_wake(&ctl->stop, INT_MAX);
 		if (ok)
 			ok = wait_arrived(ctl, PH_RUN, c.sessions, 0);
 		r.stop_s = (double)(now_ns() - t) / 1e9 - r.run_s;
@@ -943,6 +953,7 @@ int main(int argc, char **argv)
 			uint64_t end = now_ns() + 2000000000ull;
 
 			__atomic_store_n(&ctl->stop, 1, __ATOMIC_RELEASE);
+			futex_wake(&ctl->stop, INT_MAX);
 			while (__atomic_load_n(&ctl->arrived[PH_RUN], __ATOMIC_ACQUIRE) <
 			       c.sessions - nreaped && now_ns() < end)
 				usleep(10000);

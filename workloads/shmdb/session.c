@@ -367,8 +367,20 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 	uint64_t tprev = fast_ns();
 	uint64_t deadline = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);
 
+	/* a mapper only (--active): sleep until the stop or the deadline */
+	if (c->active && id >= c->active) {
+		while (!__atomic_load_n(&ctl->stop, __ATOMIC_ACQUIRE)) {
+			uint64_t now = fast_ns();
+
+			if (deadline && now >= deadline)
+				break;
+			futex_wait(&ctl->stop, 0,
+				   deadline ? (long)((deadline - now) / 1000000 + 1) : 1000);
+		}
+	}
 	/* stop on our own at the deadline: the coordinator may not get the CPU */
-	while (!__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) &&
+	while ((!c->active || id < c->active) &&
+	       !__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) &&
 	       (!c->txn_count || L.txns < c->txn_count) &&
 	       (!deadline || tprev < deadline))
 		txn(c, ctl, base, &rng, nw, nbuf, &tprev);

@@ -28,6 +28,7 @@ struct cfg {
 	uint64_t size;
 	int skewed;
 	uint64_t sessions;
+	uint64_t active;                /* sessions running transactions, 0: all */
 	enum attach_mode attach;
 	uint64_t duration_ms;           /* 0: until txn_count */
 	uint64_t txn_count;             /* per session, 0: until duration */
