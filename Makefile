@@ -27,9 +27,17 @@ check:
 	tests/deps.sh check
 	tests/run-suite $(CHECK_STEPS)
 
+LAB_SH := tests/e2e/run tests/e2e/panic images/build-base tests/deps.sh \
+	tests/run-suite .ci/run playbooks/roles/host/files/kvm-probe \
+	playbooks/roles/run/files/make-bundle playbooks/roles/run/files/build-selftests
+LAB_PY := tests/e2e/check tests/e2e/check-failure tests/e2e/validate-test \
+	playbooks/roles/run/files/selftest-run
+
 lint-lab:
 	ansible-playbook -i $(INVENTORY) --syntax-check site.yml playbooks/teardown.yml
 	ansible-lint -q site.yml playbooks/
+	shellcheck $(LAB_SH)
+	pycodestyle $(LAB_PY)
 
 e2e:
 	tests/e2e/run
