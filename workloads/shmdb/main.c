@@ -75,6 +75,8 @@ static void usage(FILE *f)
 "  --hugetlbfs-dir DIR                 hugetlbfs mount (default: find or mount one)\n"
 "  --no-populate                       4K: touch pages instead of MADV_POPULATE_READ\n"
 "  --no-prefault                       sessions allocate (zero) the pages themselves\n"
+"  --count-faults                      record the latency of first accesses that\n"
+"                                      page-faulted (ru_minflt) separately\n"
 "  --out FILE                          JSON output (default stdout)\n"
 "  --quiet                             no progress lines on stderr\n", f);
 }
@@ -154,7 +156,7 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 {
 	enum { O_BACKING = 256, O_PAGE, O_SIZE, O_PLACE, O_SESS, O_ATTACH,
 	       O_DUR, O_DURMS, O_TXN, O_WPCT, O_BUF, O_DIS, O_DISINT, O_DISLEN,
-	       O_SEED, O_ACTIVE, O_ADDR, O_HDIR, O_NOPOP, O_NOPRE, O_OUT, O_QUIET, O_HELP };
+	       O_SEED, O_ACTIVE, O_ADDR, O_HDIR, O_NOPOP, O_NOPRE, O_CNTF, O_OUT, O_QUIET, O_HELP };
 	static const struct option lo[] = {
 		{ "backing", 1, NULL, O_BACKING }, { "page-size", 1, NULL, O_PAGE },
 		{ "size", 1, NULL, O_SIZE }, { "placement", 1, NULL, O_PLACE },
@@ -166,7 +168,8 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 		{ "disrupt-len", 1, NULL, O_DISLEN }, { "seed", 1, NULL, O_SEED },
 		{ "address", 1, NULL, O_ADDR }, { "hugetlbfs-dir", 1, NULL, O_HDIR },
 		{ "no-populate", 0, NULL, O_NOPOP },
-		{ "no-prefault", 0, NULL, O_NOPRE }, { "out", 1, NULL, O_OUT },
+		{ "no-prefault", 0, NULL, O_NOPRE },
+		{ "count-faults", 0, NULL, O_CNTF }, { "out", 1, NULL, O_OUT },
 		{ "quiet", 0, NULL, O_QUIET }, { "help", 0, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -216,6 +219,7 @@ static void parse_args(int argc, char **argv, struct cfg *c)
 		case O_HDIR: c->hugetlbfs_dir = optarg; break;
 		case O_NOPOP: c->populate = false; break;
 		case O_NOPRE: c->prefault = false; break;
+		case O_CNTF: c->count_faults = true; break;
 		case O_OUT: c->out = optarg; break;
 		case O_QUIET: c->quiet = true; break;
 		case O_HELP: usage(stdout); exit(0);
@@ -595,6 +599,7 @@ static void write_json(FILE *f, const struct cfg *c, const struct seg *s,
 	json_kv_str(&j, "address", b);
 	json_kv_bool(&j, "populate", c->populate);
 	json_kv_bool(&j, "prefault", c->prefault);
+	json_kv_bool(&j, "count_faults", c->count_faults);
 	json_kv_str(&j, "hugetlbfs_dir",
 		    c->backing == B_HUGETLBFS ? s->hugetlbfs_dir : NULL);
 	json_obj_end(&j);
@@ -691,15 +696,21 @@ static void write_json(FILE *f, const struct cfg *c, const struct seg *s,
 	hist_json(&j, &ctl->first_touch);
 	json_key(&j, "run_first_access");
 	hist_json(&j, &ctl->access);
+	if (c->count_faults) {
+		json_key(&j, "run_faulting");
+		hist_json(&j, &ctl->faulting);
+	}
 	json_obj_end(&j);
 
-	struct hist dt, da;
+	struct hist dt, da, df;
 
 	hist_init(&dt);
 	hist_init(&da);
+	hist_init(&df);
 	for (int i = 0; i < NOPS; i++) {
 		hist_merge(&dt, &ctl->dis_txn[i]);
 		hist_merge(&da, &ctl->dis_access[i]);
+		hist_merge(&df, &ctl->dis_faulting[i]);
 	}
 	json_key(&j, "during_disruption");
 	json_obj_begin(&j);
@@ -707,6 +718,10 @@ static void write_json(FILE *f, const struct cfg *c, const struct seg *s,
 	hist_json(&j, &dt);
 	json_key(&j, "faults");
 	hist_json(&j, &da);
+	if (c->count_faults) {
+		json_key(&j, "faulting");
+		hist_json(&j, &df);
+	}
 	json_key(&j, "by_op");
 	json_obj_begin(&j);
 	for (int i = 0; i < NOPS; i++) {
@@ -718,6 +733,10 @@ static void write_json(FILE *f, const struct cfg *c, const struct seg *s,
 		hist_json(&j, &ctl->dis_txn[i]);
 		json_key(&j, "faults");
 		hist_json(&j, &ctl->dis_access[i]);
+		if (c->count_faults) {
+			json_key(&j, "faulting");
+			hist_json(&j, &ctl->dis_faulting[i]);
+		}
 		json_obj_end(&j);
 	}
 	json_obj_end(&j);
@@ -813,12 +832,14 @@ int main(int argc, char **argv)
 	if (ctl == MAP_FAILED)
 		bad("mmap control area: %s", strerror(errno));
 	hist_init(&ctl->attach);
+	hist_init(&ctl->faulting);
 	hist_init(&ctl->first_touch);
 	hist_init(&ctl->txn);
 	hist_init(&ctl->access);
 	for (int i = 0; i < NOPS; i++) {
 		hist_init(&ctl->dis_txn[i]);
 		hist_init(&ctl->dis_access[i]);
+		hist_init(&ctl->dis_faulting[i]);
 		hist_init(&ctl->op_dur[i]);
 	}
 

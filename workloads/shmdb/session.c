@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,8 +91,8 @@ static void latch_unlock(uint32_t *l)
 
 /* Process-local state: in .bss, touched before the baseline is measured. */
 static struct {
-	struct hist first_touch, txn, access;
-	struct hist dis_txn[NOPS], dis_access[NOPS];
+	struct hist first_touch, txn, access, faulting;
+	struct hist dis_txn[NOPS], dis_access[NOPS], dis_faulting[NOPS];
 	uint64_t txns, reads, writes, resets, retries, sigbus, verify_errors;
 } L;
 
@@ -197,6 +198,15 @@ touch:;
  * next transaction starts right away), so two clock reads per transaction:
  * after the first access to the buffer and at the end.
  */
+/* Minor faults of this process so far (sessions are single-threaded). */
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
 static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 		uint64_t *rng, size_t nw, uint64_t nbuf, uint64_t *tprev)
 {
@@ -213,6 +223,15 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 	volatile uint64_t t0 = *tprev, t1 = 0;
 	uint64_t ver, ls;
 	enum dbbuf_state vr;
+	volatile long mf0 = 0;
+	volatile uint64_t tf0 = 0;
+	volatile bool faulted = false;
+
+	if (c->count_faults) {
+		/* before the fault window: the syscall is not in t1 - tf0 */
+		mf0 = minflt();
+		tf0 = fast_ns();
+	}
 
 	if (sigsetjmp(jb, 0)) {
 		/* SIGBUS: the file was shrunk under us; wait until it regrows */
@@ -223,8 +242,12 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 	}
 	jb_armed = 1;
 	(void)w[0];                     /* first access: may fault */
-	if (!t1)
+	if (!t1) {
 		t1 = fast_ns();
+		/* only the first access counts (the buffer is in one page) */
+		if (c->count_faults)
+			faulted = minflt() != mf0;
+	}
 	if (!locked) {
 		latch_lock(lat);
 		locked = true;
@@ -276,6 +299,8 @@ write:
 
 	hist_insert(&L.txn, t2 - t0);
 	hist_insert(&L.access, t1 - t0);
+	if (faulted)
+		hist_insert(&L.faulting, t1 - tf0);
 	if ((s0 & 1) || s1 != s0) {
 		uint32_t op = (s0 & 1) ? op0 :
 			__atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
@@ -283,6 +308,8 @@ write:
 		if (op < NOPS) {
 			hist_insert(&L.dis_txn[op], t2 - t0);
 			hist_insert(&L.dis_access[op], t1 - t0);
+			if (faulted)
+				hist_insert(&L.dis_faulting[op], t1 - tf0);
 		}
 	}
 	L.txns++;
@@ -297,9 +324,11 @@ static void publish(struct ctl *ctl)
 	hist_merge_atomic(&ctl->first_touch, &L.first_touch);
 	hist_merge_atomic(&ctl->txn, &L.txn);
 	hist_merge_atomic(&ctl->access, &L.access);
+	hist_merge_atomic(&ctl->faulting, &L.faulting);
 	for (int i = 0; i < NOPS; i++) {
 		hist_merge_atomic(&ctl->dis_txn[i], &L.dis_txn[i]);
 		hist_merge_atomic(&ctl->dis_access[i], &L.dis_access[i]);
+		hist_merge_atomic(&ctl->dis_faulting[i], &L.dis_faulting[i]);
 	}
 	__atomic_fetch_add(&ctl->txns, L.txns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&ctl->reads, L.reads, __ATOMIC_RELAXED);
@@ -330,9 +359,11 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 	hist_init(&L.first_touch);
 	hist_init(&L.txn);
 	hist_init(&L.access);
+	hist_init(&L.faulting);
 	for (int i = 0; i < NOPS; i++) {
 		hist_init(&L.dis_txn[i]);
 		hist_init(&L.dis_access[i]);
+		hist_init(&L.dis_faulting[i]);
 	}
 	for (int i = 0; i < 4; i++)
 		rng_next(&rng);

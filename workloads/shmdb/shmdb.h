@@ -43,6 +43,7 @@ struct cfg {
 	const char *out;
 	bool populate;                  /* 4 KiB: MADV_POPULATE_WRITE */
 	bool prefault;                  /* helper fills the segment first */
+	bool count_faults;              /* tell faulting accesses apart (getrusage) */
 	bool quiet;
 };
 
@@ -74,6 +75,8 @@ struct ctl {
 	struct hist first_touch;        /* per page (or populate chunk) */
 	struct hist txn;
 	struct hist access;             /* first access to a txn's buffer */
+	struct hist faulting;           /* first accesses that faulted (--count-faults) */
+	struct hist dis_faulting[NOPS];
 	struct hist dis_txn[NOPS];
 	struct hist dis_access[NOPS];
 	struct hist op_dur[NOPS];
