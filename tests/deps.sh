@@ -12,7 +12,7 @@ declare -A PKGS=(
            xz-utils zstd dpkg-dev"
   [kernel]="linux-source-6.1 build-essential bc bison flex libssl-dev
             libelf-dev dwarves rsync kmod cpio dpkg-dev fakeroot ccache
-            xz-utils git perl python3 qemu-system-x86 busybox-static
+            xz-utils git perl python3 python3-scipy qemu-system-x86 busybox-static
             shellcheck pycodestyle"
   [lab]="ansible ansible-lint libvirt-daemon-system libvirt-clients
          python3-libvirt python3-lxml qemu-system-x86 qemu-utils debootstrap

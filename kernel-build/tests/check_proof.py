@@ -266,8 +266,50 @@ def lat(h):
     return {k: h.get(k) for k in ('count', 'p50', 'p99', 'p999', 'max')}
 
 
+# hugetlb_fault_lock=i_mmap against vma: the latency of the page faults
+# taken while a hole punch ran (shmdb --count-faults: first reads that moved
+# ru_minflt; --active keeps the mappers asleep, so the CPU queue does not
+# swamp the lock), compared with a one-sided Mann-Whitney U test on the
+# histogram samples (reports/hugelab_report/stats.py).
+LAT_MIN_FAULTS = 30     # faults per side for a meaningful test
+LAT_ALPHA = 0.001       # i_mmap faults are slower: p below this
+LAT_MIN_RATIO = 2.0     # and the p90 of i_mmap at least this times vma's
+
+
+def compare_faults(vma_h, immap_h, stats):
+    """Figures and verdict for two 'faulting during punch' histograms."""
+    out = {}
+    for side, h in (('vma', vma_h), ('i_mmap', immap_h)):
+        n = stats.hist_count(h)
+        out[side] = {'count': n}
+        if n:
+            out[side].update({
+                'p50': stats.percentile(h, 50), 'p90': stats.percentile(h, 90),
+                'p99': stats.percentile(h, 99), 'max': h.get('max')})
+    nv, ni = out['vma']['count'], out['i_mmap']['count']
+    if nv < LAT_MIN_FAULTS or ni < LAT_MIN_FAULTS:
+        out['ok'] = False
+        out['why'] = 'too few faults during punches (vma %d, i_mmap %d, ' \
+            'need %d each)' % (nv, ni, LAT_MIN_FAULTS)
+        return out
+    mw = stats.mann_whitney_greater(stats.expand(immap_h),
+                                    stats.expand(vma_h))
+    out['mann_whitney_p'], out['effect'] = mw[1], mw[2]
+    out['p90_ratio'] = out['i_mmap']['p90'] / out['vma']['p90']
+    out['p99_ratio'] = out['i_mmap']['p99'] / out['vma']['p99']
+    out['ok'] = mw[1] < LAT_ALPHA and out['p90_ratio'] >= LAT_MIN_RATIO
+    out['why'] = 'Mann-Whitney p=%.2g (need < %g), P(i_mmap > vma)=%.2f, ' \
+        'p90 x%.1f (need >= x%.0f), p99 x%.1f' % (
+            mw[1], LAT_ALPHA, mw[2], out['p90_ratio'], LAT_MIN_RATIO,
+            out['p99_ratio'])
+    return out
+
+
 def check_latency(p, vma, immap):
-    """Fault and transaction latency during hole punching per mode."""
+    """Fault latency during hole punching per hugetlb_fault_lock mode."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), '..', '..', 'reports'))
+    from hugelab_report import stats  # numpy, scipy: Debian packages
     rows = {}
     for mode, g in (('vma', vma), ('i_mmap', immap)):
         r = g.exp('punch') if g else None
@@ -277,62 +319,29 @@ def check_latency(p, vma, immap):
             return
         rows[mode] = {
             'sessions': r['config']['sessions'],
-            'faults_during': lat(hist(r, 'during_disruption', 'faults')),
+            'active': r['config'].get('active'),
+            'faulting_during': lat(hist(r, 'during_disruption', 'by_op',
+                                        'punch', 'faulting')),
+            'reads_during': lat(hist(r, 'during_disruption', 'faults')),
             'txn_during': lat(hist(r, 'during_disruption', 'transactions')),
-            'faults_all': lat(hist(r, 'faults', 'first_touch')),
-            'txn_all': lat(hist(r, 'transactions', 'latency')),
             'punch_op': lat(hist(r, 'disruptor', 'ops', 'punch',
                                  'duration')),
             'transactions_per_s': r.get('transactions', {}).get('per_s'),
         }
-    shared = vma.exp('punch-shared') if vma else None
-    if shared is not None:
-        # Not checked: with PMD sharing both modes take i_mmap_rwsem on the
-        # refaults (huge_pmd_share()); recorded for the report.
-        rows['vma_shared_slot'] = {
-            'sessions': shared['config']['sessions'],
-            'faults_during': lat(hist(shared, 'during_disruption',
-                                      'faults')),
-            'txn_during': lat(hist(shared, 'during_disruption',
-                                   'transactions')),
-            'punch_op': lat(hist(shared, 'disruptor', 'ops', 'punch',
-                                 'duration')),
-        }
     p.figure('latency', rows)
     for mode, row in rows.items():
         print('      %-6s faults during punch %s' % (mode,
-                                                     row['faults_during']))
-        print('      %-6s txns during punch   %s' % (mode, row['txn_during']))
+                                                     row['faulting_during']))
         print('      %-6s punch op duration   %s' % (mode, row['punch_op']))
-    fv, fi = rows['vma']['faults_during'], rows['i_mmap']['faults_during']
-    tv, ti = rows['vma']['txn_during'], rows['i_mmap']['txn_during']
-    ok = (fv and fi and fv['count'] and fi['count'])
-    if not p.check('faults were sampled during punches in both modes', ok,
-                   'vma=%s i_mmap=%s' % (fv and fv['count'],
-                                         fi and fi['count'])):
-        return
-    p.figure('latency_ratio_i_mmap_over_vma', {
-        'faults_p99': fi['p99'] / fv['p99'] if fv['p99'] else None,
-        'faults_max': fi['max'] / fv['max'] if fv['max'] else None,
-        'txn_p99': ti['p99'] / tv['p99'] if tv and ti and tv['p99']
-        else None,
-        'txn_max': ti['max'] / tv['max'] if tv and ti and tv['max']
-        else None,
-    })
-    # Reported, not gated: under TCG with lockdep and 1000 runnable
-    # sessions the fault p99 during punches swings by orders of magnitude
-    # between repeated runs of the same kernel (measured: vma 33 us..4.3 s,
-    # i_mmap 6.3 s..14.4 s), so it is no stable pass/fail criterion.
-    print('      fault p99 during punch: i_mmap %d ns vs vma %d ns (x%.2f)'
-          % (fi['p99'], fv['p99'], fi['p99'] / max(fv['p99'], 1)))
-    # The median transaction that overlaps a punch is reported, not
-    # gated: with lockdep under TCG it measured i_mmap/vma x8192, x2 and
-    # x1.0 in three runs of the same kernels (1000 sessions, 2 vCPUs), so
-    # neither it nor the fault p99 is a stable pass/fail criterion here.
-    if tv and ti and tv['count'] and ti['count']:
-        print('      transaction p50 during punch: i_mmap %d ns vs vma %d ns '
-              '(x%.1f)' % (ti['p50'], tv['p50'],
-                           ti['p50'] / max(tv['p50'], 1)))
+    cmp = compare_faults(
+        hist(vma.exp('punch'), 'during_disruption', 'by_op', 'punch',
+             'faulting'),
+        hist(immap.exp('punch'), 'during_disruption', 'by_op', 'punch',
+             'faulting'), stats)
+    p.figure('latency_i_mmap_vs_vma', cmp)
+    p.check('hole punch with %d mappers stalls faults longer with '
+            'hugetlb_fault_lock=i_mmap than with vma'
+            % rows['vma']['sessions'], cmp['ok'], cmp['why'])
 
 
 def main(argv):

@@ -91,5 +91,48 @@ class TestCounters(unittest.TestCase):
         self.assertFalse(run_counters(al, un).ok)
 
 
+def histogram(buckets):
+    """A histogram object (workloads/SCHEMA.md) from [(upper_ns, count)]."""
+    return {'unit': 'ns', 'count': sum(c for _, c in buckets),
+            'max': max(b for b, _ in buckets),
+            'buckets': [[b, c] for b, c in buckets]}
+
+
+class CompareFaults(unittest.TestCase):
+    """compare_faults() on histograms shaped like the two modes."""
+
+    def setUp(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+            __file__)), '..', '..', 'reports'))
+        from hugelab_report import stats
+        self.stats = stats
+
+    def test_i_mmap_stalls(self):
+        vma = histogram([(1 << 14, 300), (1 << 15, 80), (1 << 20, 4)])
+        immap = histogram([(1 << 14, 150), (1 << 24, 200), (1 << 26, 30)])
+        out = check_proof.compare_faults(vma, immap, self.stats)
+        self.assertTrue(out['ok'], out['why'])
+        self.assertEqual(out['p90_ratio'], (1 << 24) / (1 << 15))
+
+    def test_same_distribution_fails(self):
+        h = histogram([(1 << 14, 300), (1 << 15, 80), (1 << 20, 4)])
+        out = check_proof.compare_faults(h, dict(h), self.stats)
+        self.assertFalse(out['ok'])
+        self.assertAlmostEqual(out['effect'], 0.5)
+
+    def test_too_few_faults(self):
+        vma = histogram([(1 << 14, 5)])
+        immap = histogram([(1 << 24, 500)])
+        out = check_proof.compare_faults(vma, immap, self.stats)
+        self.assertFalse(out['ok'])
+        self.assertIn('too few', out['why'])
+
+    def test_faster_i_mmap_fails(self):
+        vma = histogram([(1 << 24, 200)])
+        immap = histogram([(1 << 14, 200)])
+        out = check_proof.compare_faults(vma, immap, self.stats)
+        self.assertFalse(out['ok'])
+
+
 if __name__ == '__main__':
     unittest.main()
