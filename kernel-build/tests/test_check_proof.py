@@ -112,7 +112,16 @@ class CompareFaults(unittest.TestCase):
         immap = histogram([(1 << 14, 150), (1 << 24, 200), (1 << 26, 30)])
         out = check_proof.compare_faults(vma, immap, self.stats)
         self.assertTrue(out['ok'], out['why'])
-        self.assertEqual(out['p90_ratio'], (1 << 24) / (1 << 15))
+        self.assertEqual(out['p50_ratio'], (1 << 24) / (1 << 14))
+
+    def test_tail_only_is_not_enough(self):
+        # Same median, slower tail: significant, but no stall of the
+        # typical fault.
+        vma = histogram([(1 << 14, 300), (1 << 15, 100)])
+        immap = histogram([(1 << 14, 300), (1 << 24, 100)])
+        out = check_proof.compare_faults(vma, immap, self.stats)
+        self.assertFalse(out['ok'])
+        self.assertEqual(out['p50_ratio'], 1.0)
 
     def test_same_distribution_fails(self):
         h = histogram([(1 << 14, 300), (1 << 15, 80), (1 << 20, 4)])
