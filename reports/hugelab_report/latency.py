@@ -12,6 +12,7 @@ METRICS = (
     ("faults", ("faults", "first_touch")),
     ("transactions_disrupted", ("during_disruption", "transactions")),
     ("faults_disrupted", ("during_disruption", "faults")),
+    ("faulting_disrupted", ("during_disruption", "faulting")),
     ("attach", ("attach", "per_session")),
 )
 METRIC_TITLES = {
@@ -19,10 +20,13 @@ METRIC_TITLES = {
     "faults": "first-touch fault latency",
     "transactions_disrupted": "transaction latency during disruption",
     "faults_disrupted": "fault latency during disruption",
+    "faulting_disrupted": "page-fault latency during disruption (only the "
+                          "reads that faulted, shmdb --count-faults)",
     "attach": "attach time per session",
 }
 # The stall ratio uses the first of these a pair of results both have.
-STALL_METRICS = ("faults_disrupted", "transactions_disrupted", "faults",
+STALL_METRICS = ("faulting_disrupted", "faults_disrupted",
+                 "transactions_disrupted", "faults",
                  "transactions")
 
 
@@ -42,7 +46,8 @@ def config_key(cfg):
     """What must match for two results to be compared across lock modes."""
     return (model.mode_of(cfg), cfg.get("size"), cfg.get("sessions"),
             tuple(sorted(cfg.get("disrupt") or [])),
-            cfg.get("disrupt_interval_ms"), cfg.get("attach"))
+            cfg.get("disrupt_interval_ms"), cfg.get("attach"),
+            cfg.get("active"))
 
 
 def rows_of(run):

@@ -232,7 +232,7 @@ def savings_sections(sav, tolerance):
 
 
 HIST_COLUMNS = ("transactions", "faults", "transactions_disrupted",
-                "faults_disrupted")
+                "faults_disrupted", "faulting_disrupted")
 # CDF panels: the metric during disruption, or all samples without one.
 CDF_METRICS = (("faults_disrupted", "faults"),
                ("transactions_disrupted", "transactions"))

@@ -44,8 +44,9 @@ def test_lock_mode_ratio(disrupt):
     for _, path in latency.METRICS:
         h = immap
         for k in path:
-            h = h[k]
-        scale_hist(h, 4)
+            h = h.get(k) if isinstance(h, dict) else None
+        if h is not None:     # the fixture predates --count-faults
+            scale_hist(h, 4)
     dump_json(r.path, vma)
     dump_json(os.path.join(os.path.dirname(r.path), "immap.json"), immap)
     lat = latency.analyse(rundir.load(disrupt))
