@@ -17,7 +17,7 @@ declare -A PKGS=(
   [lab]="ansible ansible-lint libvirt-daemon-system libvirt-clients
          python3-libvirt python3-lxml qemu-system-x86 qemu-utils debootstrap
          cloud-image-utils passt openssh-client genisoimage busybox-static
-         cpio e2fsprogs"
+         cpio e2fsprogs rsync"
   [reports]="python3 python3-jinja2 python3-matplotlib python3-scipy
              python3-pytest pycodestyle"
 )
