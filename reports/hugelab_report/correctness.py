@@ -135,7 +135,8 @@ def guest_of(g):
                                   "output_excerpt": t.get("output_excerpt")})
                 checks.append(_check(
                     "selftest", "%s/%s/%s" % (g.name, r.name, t.get("name")),
-                    st == "pass", "status %s" % st, skip=(st == "skip"),
+                    st == "pass", "status %s" % st,
+                    skip=(st in ("skip", "known-fail")),
                     output=t.get("output_excerpt")))
     for name in g.missing_results:
         checks.append(_check(suite, "%s/%s result present" % (g.name, name),
