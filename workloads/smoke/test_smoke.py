@@ -213,7 +213,9 @@ class TestChecks(unittest.TestCase):
                          ['no-pmd-1g'])
 
     def test_racer(self):
-        doc = {'status': 'ok', 'tag_errors': 0, 'config': {'duration_s': 60},
+        ops = ['dontneed', 'mprotect', 'munmap', 'punch']
+        doc = {'status': 'ok', 'tag_errors': 0,
+               'config': {'duration_s': 60, 'ops': ops},
                'unshare_ops': {'dontneed': 5, 'mprotect': 3, 'munmap': 2,
                                'punch': 1},
                'elapsed_s': 61.0, 'reads': 10, 'strict_reads': 9,
@@ -223,8 +225,17 @@ class TestChecks(unittest.TestCase):
         idle = dict(doc, unshare_ops=dict(doc['unshare_ops'], punch=0))
         self.assertEqual(self.run_check(check.check_racer, idle).failed(),
                          ['racer-clean'])
-        short = dict(doc, config={'duration_s': 10})
+        short = dict(doc, config={'duration_s': 10, 'ops': ops})
         self.assertEqual(self.run_check(check.check_racer, short).failed(),
+                         ['racer-clean'])
+        # the smoke racer's two operations, both ran
+        two = dict(doc, config={'duration_s': 60,
+                                'ops': ['dontneed', 'punch']},
+                   unshare_ops={'dontneed': 5, 'punch': 1})
+        self.assertEqual(self.run_check(check.check_racer, two).failed(), [])
+        # an operation that was asked for but never counted
+        lost = dict(two, unshare_ops={'dontneed': 5})
+        self.assertEqual(self.run_check(check.check_racer, lost).failed(),
                          ['racer-clean'])
 
 
