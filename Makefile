@@ -8,8 +8,6 @@ INVENTORY ?= inventory
 export HUGELAB_CACHE
 
 # Fast steps (no guests), then the guest steps in rising cost.
-# `make e2e` (the whole lab on one guest) is not yet part of `make test`: it
-# has not passed end to end inside its budget under TCG (issue 4).
 CHECK_STEPS := workloads:check kernel-build:check reports:check lint-lab
 TEST_STEPS := $(CHECK_STEPS) workloads:smoke kernel-build:test e2e
 
