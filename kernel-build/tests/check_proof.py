@@ -312,18 +312,19 @@ def check_latency(p, vma, immap):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
         __file__)), '..', '..', 'reports'))
     from hugelab_report import stats  # numpy, scipy: Debian packages
-    rows = {}
+    rows, faulting = {}, {}
     for mode, g in (('vma', vma), ('i_mmap', immap)):
         r = g.exp('punch') if g else None
         if r is None:
             p.check('punch result for hugetlb_fault_lock=%s' % mode, False,
                     'missing')
             return
+        faulting[mode] = hist(r, 'during_disruption', 'by_op', 'punch',
+                              'faulting')
         rows[mode] = {
             'sessions': r['config']['sessions'],
             'active': r['config'].get('active'),
-            'faulting_during': lat(hist(r, 'during_disruption', 'by_op',
-                                        'punch', 'faulting')),
+            'faulting_during': lat(faulting[mode]),
             'reads_during': lat(hist(r, 'during_disruption', 'faults')),
             'txn_during': lat(hist(r, 'during_disruption', 'transactions')),
             'punch_op': lat(hist(r, 'disruptor', 'ops', 'punch',
@@ -335,11 +336,7 @@ def check_latency(p, vma, immap):
         print('      %-6s faults during punch %s' % (mode,
                                                      row['faulting_during']))
         print('      %-6s punch op duration   %s' % (mode, row['punch_op']))
-    cmp = compare_faults(
-        hist(vma.exp('punch'), 'during_disruption', 'by_op', 'punch',
-             'faulting'),
-        hist(immap.exp('punch'), 'during_disruption', 'by_op', 'punch',
-             'faulting'), stats)
+    cmp = compare_faults(faulting['vma'], faulting['i_mmap'], stats)
     p.figure('latency_i_mmap_vs_vma', cmp)
     p.check('hole punch with %d mappers stalls faults longer with '
             'hugetlb_fault_lock=i_mmap than with vma'
