@@ -18,7 +18,7 @@ lab:
 	ansible-playbook -i $(INVENTORY) site.yml
 
 test:
-	tests/deps.sh all
+	tests/deps.sh test
 	tests/run-suite $(TEST_STEPS)
 
 check:

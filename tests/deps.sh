@@ -1,47 +1,79 @@
 #!/usr/bin/env bash
 # Install the Debian packages a part of hugelab needs.
-#   tests/deps.sh GROUP...   groups: check smoke kernel lab reports all
+#   tests/deps.sh GROUP...   base groups: build kernel hypervisor ansible
+#                            reports lint smoke browser;
+#                            composite: lab check test all
+#   tests/deps.sh --list GROUP...   print the packages, install nothing
 # Only Debian packages, only through apt; idempotent (dpkg-query first).
+# `lab` is everything `make lab` runs on the controller (which is also a
+# hypervisor); the host role installs `host_packages` on remote hypervisors.
+# tests/fresh-root proves in a clean Debian 12 root that `lab` and `test`
+# bring every program and Python module the code calls.
 set -euo pipefail
 
 declare -A PKGS=(
-  [check]="build-essential pkg-config libcmocka-dev python3 python3-jinja2
-           python3-matplotlib python3-scipy python3-pytest pycodestyle
-           shellcheck ansible ansible-lint yamllint"
-  [smoke]="build-essential busybox-static qemu-system-x86 qemu-utils cpio
-           xz-utils zstd dpkg-dev"
+  # C workloads and their unit tests, the kernel's selftests (static).
+  [build]="build-essential pkg-config libcmocka-dev libc6-dev make gcc"
+  # kernel-build/build: Debian's source, bindeb-pkg, ccache.
   [kernel]="linux-source-6.1 build-essential bc bison flex libssl-dev
             libelf-dev dwarves rsync kmod cpio dpkg-dev fakeroot ccache
-            xz-utils git perl python3 python3-scipy qemu-system-x86 busybox-static
-            shellcheck pycodestyle"
-  [lab]="ansible ansible-lint libvirt-daemon-system libvirt-clients
-         python3-libvirt python3-lxml qemu-system-x86 qemu-utils debootstrap
-         cloud-image-utils passt openssh-client genisoimage busybox-static
-         cpio e2fsprogs rsync"
+            xz-utils git perl python3 python3-scipy util-linux"
+  # What a hypervisor runs: libvirt, QEMU, image and seed tools.
+  [hypervisor]="libvirt-daemon-system libvirt-clients python3-libvirt
+                python3-lxml qemu-system-x86 qemu-utils debootstrap
+                cloud-image-utils genisoimage busybox-static cpio e2fsprogs
+                rsync openssh-client openssh-server procps"
+  # The controller: Ansible with community.libvirt (in Debian's ansible).
+  [ansible]="ansible python3-jsonschema openssh-client"
+  # hugelab-report render|compare and its tests.
   [reports]="python3 python3-jinja2 python3-matplotlib python3-scipy
-             python3-pytest pycodestyle"
+             python3-junit.xml python3-pytest"
+  [lint]="shellcheck pycodestyle ansible-lint yamllint"
+  # Smoke harness: Debian's own kernel under QEMU with a busybox initramfs.
+  [smoke]="build-essential busybox-static qemu-system-x86 qemu-utils cpio
+           xz-utils zstd dpkg-dev"
+  # Rendered-page check of report.html.
+  [browser]="chromium fonts-dejavu-core"
+)
+declare -A COMPOSITE=(
+  [lab]="build kernel hypervisor ansible reports"
+  [check]="build kernel reports lint ansible"
+  [test]="build kernel hypervisor ansible reports lint smoke browser"
+  [all]="build kernel hypervisor ansible reports lint smoke browser"
 )
 
+list=0
+if [ "${1:-}" = --list ]; then
+  list=1
+  shift
+fi
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(all)
+expand() {
+  local g=$1
+  if [ -n "${COMPOSITE[$g]+x}" ]; then
+    local sub
+    for sub in ${COMPOSITE[$g]}; do expand "$sub"; done
+  elif [ -n "${PKGS[$g]+x}" ]; then
+    printf '%s\n' ${PKGS[$g]}
+  else
+    echo "deps.sh: unknown group '$g' (${!PKGS[*]} ${!COMPOSITE[*]})" >&2
+    return 2
+  fi
+}
 want=()
 for g in "${groups[@]}"; do
-  if [ "$g" = all ]; then
-    for k in "${!PKGS[@]}"; do
-      read -r -a p <<<"${PKGS[$k]//$'\n'/ }"
-      want+=("${p[@]}")
-    done
-  elif [ -n "${PKGS[$g]+x}" ]; then
-    read -r -a p <<<"${PKGS[$g]//$'\n'/ }"
-    want+=("${p[@]}")
-  else
-    echo "deps.sh: unknown group '$g' (check smoke kernel lab reports all)" >&2
-    exit 2
-  fi
+  out=$(expand "$g") || exit 2
+  mapfile -t -O "${#want[@]}" want <<<"$out"
 done
+mapfile -t want < <(printf '%s\n' "${want[@]}" | sort -u)
+if [ "$list" = 1 ]; then
+  printf '%s\n' "${want[@]}"
+  exit 0
+fi
 
 missing=()
-for p in $(printf '%s\n' "${want[@]}" | sort -u); do
+for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
     missing+=("$p")
 done
