@@ -80,5 +80,7 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "deps.sh: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >/dev/null
-apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+# Wait for another apt/dpkg run (a parallel install) instead of failing.
+apt_opts=(-o DPkg::Lock::Timeout=900)
+apt-get "${apt_opts[@]}" update -q >/dev/null
+apt-get "${apt_opts[@]}" install -y -q --no-install-recommends "${missing[@]}" >/dev/null
