@@ -32,6 +32,9 @@ def parser():
                    help="exit 1 when a check failed")
     r.add_argument("--runs-dir", default=render.RUNS_DIR,
                    help="where the latest symlink lives (default %(default)s)")
+    lt = sub.add_parser("latest", help="point RUNS_DIR/latest at the "
+                        "newest run (by run id timestamp or start time)")
+    lt.add_argument("runs_dir", nargs="?", default=render.RUNS_DIR)
     c = sub.add_parser("compare", help="compare two runs; exit 1 on a "
                        "regression")
     c.add_argument("baseline")
@@ -82,11 +85,24 @@ def do_compare(a):
     return 1 if res["status"] == "regression" else 0
 
 
+def do_latest(a):
+    if not os.path.isdir(a.runs_dir):
+        raise rundir.RunDirError("%s: not a directory" % a.runs_dir)
+    name, changed = render.point_latest(a.runs_dir)
+    if name is None:
+        raise rundir.RunDirError("%s: no run directory" % a.runs_dir)
+    print("%s/latest -> %s (%s)" % (a.runs_dir, name,
+                                    "changed" if changed else "unchanged"))
+    return 0
+
+
 def main(argv=None):
     a = parser().parse_args(argv)
     try:
         if a.cmd == "render":
             return do_render(a)
+        if a.cmd == "latest":
+            return do_latest(a)
         return do_compare(a)
     except rundir.RunDirError as e:
         print("hugelab-report: %s" % e, file=sys.stderr)

@@ -5,6 +5,7 @@ check per finding for JUnit."""
 import re
 
 from . import rundir
+from .junit import plain_text
 
 # Console lines that are kernel findings: the families the workloads look
 # for in dmesg (workloads/SCHEMA.md kernel_log) and the smoke collector on
@@ -39,7 +40,7 @@ def console_findings(text):
     for i in sorted(keep):
         if last is not None and i != last + 1:
             excerpt.append("...")
-        excerpt.append(lines[i].rstrip())
+        excerpt.append(plain_text(lines[i].rstrip()))
         last = i
     return len(hits), excerpt[:MAX_EXCERPT]
 
@@ -82,7 +83,8 @@ def guest_of(g):
         w = kl.get("warnings") or 0
         result_warnings += w
         if w:
-            result_excerpt.extend(kl.get("excerpt") or [])
+            result_excerpt.extend(plain_text(x)
+                                  for x in kl.get("excerpt") or [])
         status = r.get("status")
         experiments.append({"name": r.name, "program": r.program,
                             "status": status,
@@ -180,7 +182,7 @@ def guest_of(g):
                                 verified is True,
                                 "running kernel %s" % g.kernel.get("release")))
     if not excerpt:
-        excerpt = guest_log.get("excerpt") or []
+        excerpt = [plain_text(x) for x in guest_log.get("excerpt") or []]
     if expect:
         checks.insert(1, _check(
             suite, "%s kernel warning reproduced" % g.name, warnings > 0,
@@ -194,7 +196,8 @@ def guest_of(g):
             output="\n".join(excerpt or result_excerpt)))
     return {
         "status": g.status,
-        "console_excerpt": g.doc.get("console_excerpt") or [],
+        "console_excerpt": [plain_text(x) for x in
+                            g.doc.get("console_excerpt") or []],
         "kernel_warnings": warnings,
         "console_findings": count,
         "result_warnings": result_warnings,

@@ -1,37 +1,62 @@
 """JUnit XML from a list of checks ({suite, name, status, message,
-output?}); one <testsuite> per suite."""
+output?}); one <testsuite> per suite.
 
-import xml.etree.ElementTree as ET
+Written with Debian's python3-junit.xml (`junit_xml`), which escapes
+markup and drops characters XML 1.0 cannot hold; console text is first
+stripped of ANSI escape sequences and other control characters
+(`plain_text`), so an excerpt of a coloured systemd line stays readable
+and the document stays valid."""
+
+import re
 from collections import OrderedDict
 
+import junit_xml
 
-def write(checks, path, name):
+# CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), and two-byte
+# ESC sequences; then any C0/C1 control character but tab and newline.
+ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]"
+                     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                     r"|\x1b[@-Z\\-_]")
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain_text(text):
+    """text without ANSI escape sequences and control characters (tab and
+    newline kept; a carriage return becomes nothing)."""
+    if text is None:
+        return None
+    return CONTROL_RE.sub("", ANSI_RE.sub("", str(text)))
+
+
+def suites_of(checks, name):
     suites = OrderedDict()
     for c in checks:
         suites.setdefault(c["suite"], []).append(c)
-    root = ET.Element("testsuites", name=name,
-                      tests=str(len(checks)),
-                      failures=str(sum(c["status"] == "fail"
-                                       for c in checks)))
+    out = []
     for sname, cs in suites.items():
-        s = ET.SubElement(root, "testsuite", name="%s.%s" % (name, sname),
-                          tests=str(len(cs)),
-                          failures=str(sum(c["status"] == "fail"
-                                           for c in cs)),
-                          skipped=str(sum(c["status"] == "skip"
-                                          for c in cs)),
-                          errors="0")
+        cases = []
         for c in cs:
-            tc = ET.SubElement(s, "testcase",
-                               classname="%s.%s" % (name, sname),
-                               name=c["name"])
+            tc = junit_xml.TestCase(plain_text(c["name"]),
+                                    classname="%s.%s" % (name, sname))
+            msg = plain_text(c["message"])
+            out_text = plain_text(c.get("output"))
             if c["status"] == "fail":
-                f = ET.SubElement(tc, "failure", message=c["message"])
-                f.text = c.get("output") or c["message"]
+                tc.add_failure_info(message=msg, output=out_text or msg)
             elif c["status"] == "skip":
-                ET.SubElement(tc, "skipped", message=c["message"])
-            elif c.get("output"):
-                ET.SubElement(tc, "system-out").text = c["output"]
-    tree = ET.ElementTree(root)
-    ET.indent(tree)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+                tc.add_skipped_info(message=msg)
+            elif out_text:
+                tc.stdout = out_text
+            cases.append(tc)
+        out.append(junit_xml.TestSuite("%s.%s" % (name, sname), cases))
+    return out
+
+
+def to_string(checks, name):
+    return junit_xml.to_xml_report_string(suites_of(checks, name),
+                                          encoding="utf-8")
+
+
+def write(checks, path, name):
+    text = to_string(checks, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)

@@ -1,8 +1,10 @@
 """render RUN_DIR: report.md, report.html (inline SVG), summary.json,
 junit.xml; update reports/runs/latest."""
 
+import datetime
 import json
 import os
+import re
 
 import jinja2
 import markupsafe
@@ -377,24 +379,69 @@ def inline_html(text):
     return markupsafe.Markup("".join(out))
 
 
-def update_latest(run_path, runs_dir=RUNS_DIR):
-    """Point runs_dir/latest at the newest run (by run id) when run_path is
-    a run directly under runs_dir."""
-    run_path = os.path.realpath(run_path)
-    if os.path.dirname(run_path) != os.path.realpath(runs_dir):
+RUN_ID_TIME = re.compile(r"(\d{8}T\d{6}Z)")
+
+
+def run_time(runs_dir, name):
+    """When run `name` started, as a sortable UTC 'yyyymmddThhmmssZ': the
+    timestamp in its run id, else the manifest's started_at; None when it
+    has neither."""
+    m = RUN_ID_TIME.search(name)
+    if m:
+        return m.group(1)
+    try:
+        with open(os.path.join(runs_dir, name, "manifest.json"),
+                  encoding="utf-8") as f:
+            started = json.load(f).get("started_at")
+    except (OSError, ValueError, AttributeError):
         return None
-    names = sorted(n for n in os.listdir(runs_dir) if n != "latest" and
-                   os.path.isfile(os.path.join(runs_dir, n,
-                                               "manifest.json")))
+    if not isinstance(started, str):
+        return None
+    try:
+        t = datetime.datetime.fromisoformat(started.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if t.tzinfo is not None:
+        t = t.astimezone(datetime.timezone.utc)
+    return t.strftime("%Y%m%dT%H%M%SZ")
+
+
+def newest_run(runs_dir):
+    """The newest run directory under runs_dir by start time (run id
+    timestamp, else manifest started_at), not by name: 'smoke-2026...'
+    sorts after 'proof-2027...' but is older.  Runs without a time rank
+    below every timed run; ties go to the name.  None without runs."""
+    names = [n for n in os.listdir(runs_dir) if n != "latest" and
+             os.path.isfile(os.path.join(runs_dir, n, "manifest.json"))]
     if not names:
         return None
+    return max(names, key=lambda n: (run_time(runs_dir, n) or "", n))
+
+
+def point_latest(runs_dir):
+    """Point runs_dir/latest at newest_run(runs_dir) (relative link,
+    replaced atomically).  Returns (name, changed)."""
+    name = newest_run(runs_dir)
+    if name is None:
+        return None, False
     link = os.path.join(runs_dir, "latest")
+    if os.path.islink(link) and os.readlink(link) == name:
+        return name, False
     tmp = link + ".tmp"
     if os.path.lexists(tmp):
         os.unlink(tmp)
-    os.symlink(names[-1], tmp)
+    os.symlink(name, tmp)
     os.replace(tmp, link)
-    return names[-1]
+    return name, True
+
+
+def update_latest(run_path, runs_dir=RUNS_DIR):
+    """Point runs_dir/latest at the newest run when run_path is a run
+    directly under runs_dir; the name it points at, else None."""
+    run_path = os.path.realpath(run_path)
+    if os.path.dirname(run_path) != os.path.realpath(runs_dir):
+        return None
+    return point_latest(runs_dir)[0]
 
 
 def write_text(path, text):

@@ -5,7 +5,7 @@ import os
 import shutil
 
 import pytest
-from conftest import dump_json, load_json
+from conftest import copy_run, dump_json, fixture_runs, load_json
 from test_stats import hist_of
 
 from hugelab_report import cli, compare, latency, rundir
@@ -33,29 +33,88 @@ def verdicts(doc, kind, verdict="regression"):
             i["verdict"] == verdict]
 
 
-def test_identical_runs_do_not_regress(real_run, tmp_path):
+@pytest.mark.parametrize("name", fixture_runs())
+def test_run_against_itself_is_no_regression(name, tmp_path):
+    """Every fixture, including the proof run whose manifest status fails
+    (a check failing in both runs): exit 0, nothing regressed."""
+    base = copy_run(name, tmp_path / "base")
+    cand = copy_run(name, tmp_path / "cand")
+    code, doc = run_compare(base, cand)
+    assert (code, doc["status"]) == (0, "ok"), [
+        i for i in doc["items"] if i["verdict"] == "regression"]
+    assert not [i for i in doc["items"] if i["verdict"] == "regression"]
+    failing = [i for i in doc["items"] if i["kind"] == "checks"]
+    assert all(i["verdict"] == "known-failure" for i in failing)
+    # The same directory on both sides too.
+    assert cli.main(["compare", base, base]) == 0
+
+
+def test_failed_check_in_both_is_known_newly_failing_regresses(tmp_path):
+    proof = [n for n in fixture_runs() if n.startswith("proof-")]
+    assert proof, "no proof fixture"
+    base = copy_run(proof[0], tmp_path / "base")
+    cand = copy_run(proof[0], tmp_path / "cand")
+    code, doc = run_compare(base, cand)
+    known = [i for i in doc["items"] if i["verdict"] == "known-failure"]
+    assert [i["key"] for i in known] == ["manifest status"]
+    # A check that passed in the baseline fails in the candidate.
+    r = max((r for r in rundir.load(cand).results("shmdb")
+             if r.config.get("page_size") == 2 * 1024 * 1024 and
+             r.config.get("placement") != "skewed"),
+            key=lambda r: r.config["sessions"])
+    r.doc["pagetables_delta"] = r.config["sessions"] * 8192
+    r.doc["pagetables_per_session"] = 8192
+    dump_json(r.path, r.doc)
+    code, doc = run_compare(base, cand)
+    assert code == 1
+    new = [i["key"] for i in verdicts(doc, "checks")]
+    assert "%s/%s pagetables within model" % (r.guest, r.name) in new
+    assert "manifest status" not in new
+    # ... and the other way round the fixed check is an improvement.
+    code, doc = run_compare(cand, base)
+    assert code == 0
+    assert "%s/%s pagetables within model" % (r.guest, r.name) in [
+        i["key"] for i in doc["items"]
+        if i["kind"] == "checks" and i["verdict"] == "improved"]
+
+
+def _with_counters(run_dir, share, disrupt):
+    r = next(r for r in rundir.load(run_dir).results("shmdb")
+             if r.config.get("page_size") == 2 * 1024 * 1024)
+    r.doc["vmstat_delta"]["htlb_pmd_share"] = share
+    r.doc["config"]["disrupt"] = disrupt
+    dump_json(r.path, r.doc)
+    return "%s/%s" % (r.guest, r.name)
+
+
+def _counter_items(doc, key):
+    return [i for i in doc["items"] if i["key"] == key and
+            i["metric"] == "htlb_pmd_share"]
+
+
+def test_counters_of_disrupted_runs_are_not_compared(real_run, tmp_path):
+    """10 vs 15 hole punches: htlb_pmd_share -33 %, no regression."""
     cand = candidate(real_run, tmp_path)
+    key = _with_counters(real_run, 15, ["punch"])
+    _with_counters(cand, 10, ["punch"])
     code, doc = run_compare(real_run, cand)
-    assert doc["status"] == ("regression" if verdicts(doc, "checks")
-                             else "ok")
-    for kind in ("deterministic", "latency", "warnings", "coverage"):
-        assert not verdicts(doc, kind), kind
-    assert code == (1 if verdicts(doc, "checks") else 0)
-    for f in ("compare.md", "compare.json", "junit-compare.xml"):
-        assert os.path.exists(os.path.join(cand, f))
-    # Provenance of both runs: source version, kernel packages, cmdlines,
-    # shapes and workload parameters.
-    md = open(os.path.join(cand, "compare.md"), encoding="utf-8").read()
-    run = rundir.load(cand)
-    src = run.manifest.get("source") or {}
-    if src.get("version"):
-        assert src["version"] in md
-    for g in run.guests:
-        if g.kernel.get("package_sha256"):
-            assert md.count(g.kernel["package_sha256"]) >= 2
-        for r in g.results:
-            assert "| %s/%s | same in both" % (g.name, r.name) in md
-    assert all(p["same"] for p in doc["parameters"])
+    (item,) = _counter_items(doc, key)
+    assert item["verdict"] == "skipped"
+    assert "disruptor" in item["detail"]
+
+
+def test_counters_without_disruptor_are_exact(real_run, tmp_path):
+    cand = candidate(real_run, tmp_path)
+    key = _with_counters(real_run, 999, [])
+    _with_counters(cand, 999, [])
+    code, doc = run_compare(real_run, cand)
+    (item,) = _counter_items(doc, key)
+    assert item["verdict"] == "ok"
+    _with_counters(cand, 500, [])
+    code, doc = run_compare(real_run, cand)
+    (item,) = _counter_items(doc, key)
+    assert item["verdict"] == "regression"
+    assert code == 1
 
 
 def scale_hist(h, k):

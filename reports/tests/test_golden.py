@@ -1,6 +1,7 @@
 """Golden tests: rendering each real fixture run reproduces its reviewed
 summary.json, and the four outputs are well formed."""
 
+import json
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -9,7 +10,7 @@ import pytest
 from conftest import FIXTURES, copy_run, fixture_runs, load_json
 from golden import GOLDEN, normalise
 
-from hugelab_report import cli, render
+from hugelab_report import cli, junit, render
 
 RUNS = fixture_runs()
 
@@ -101,3 +102,56 @@ def test_latest_points_at_newest(tmp_path):
     other = copy_run(name, tmp_path / "elsewhere" / "x")
     assert render.update_latest(other, str(tmp_path)) is None
     assert os.readlink(tmp_path / "latest") == "29991231T000000Z"
+
+
+def test_latest_is_newest_by_time_not_name(tmp_path):
+    """'a-2030...' sorts first by name but is the newest; a run id without
+    a timestamp is dated by its manifest's started_at."""
+    name = RUNS[0]
+    copy_run(name, tmp_path / "zz-20261203T054822Z")
+    copy_run(name, tmp_path / "a-20300101T000000Z")
+    assert render.newest_run(str(tmp_path)) == "a-20300101T000000Z"
+    undated = copy_run(name, tmp_path / "zzz-rerun")
+    m = load_json(os.path.join(undated, "manifest.json"))
+    m["started_at"] = "2031-01-01T00:00:00Z"
+    with open(os.path.join(undated, "manifest.json"), "w") as f:
+        json.dump(m, f)
+    assert render.run_time(str(tmp_path), "zzz-rerun") == "20310101T000000Z"
+    assert cli.main(["latest", str(tmp_path)]) == 0
+    assert os.readlink(tmp_path / "latest") == "zzz-rerun"
+    m["started_at"] = "2029-01-01T01:00:00+01:00"       # 00:00 UTC
+    with open(os.path.join(undated, "manifest.json"), "w") as f:
+        json.dump(m, f)
+    assert render.run_time(str(tmp_path), "zzz-rerun") == "20290101T000000Z"
+    assert render.point_latest(str(tmp_path)) == ("a-20300101T000000Z",
+                                                  True)
+    assert render.point_latest(str(tmp_path)) == ("a-20300101T000000Z",
+                                                  False)
+    assert cli.main(["latest", str(tmp_path / "nothing")]) == 2
+
+
+def test_junit_valid_with_escape_codes(tmp_path):
+    """A console excerpt with ANSI colour codes and other control
+    characters next to a WARNING: junit.xml still parses, the excerpt
+    keeps its text without the escapes."""
+    name = [n for n in RUNS if n.startswith("smoke-")][0]
+    d = copy_run(name, tmp_path / name)
+    g = os.path.join(d, "guests", "stock")
+    with open(os.path.join(g, "console.log"), "a", encoding="utf-8") as f:
+        f.write("[  OK  ] \x1b[0;1;32mStarted\x1b[0m systemd-x.service\r\n"
+                "[   99.000000] WARNING: CPU: 1 PID: 77 at mm/hugetlb.c:1 "
+                "x+0x3c/0x50 \x07\x00\x1b]0;t\x07<&>\n")
+    gj = load_json(os.path.join(g, "guest.json"))
+    gj["console_excerpt"] = ["\x1b[31mred\x1b[0m \x08 line"]
+    with open(os.path.join(g, "guest.json"), "w", encoding="utf-8") as f:
+        json.dump(gj, f)
+    assert cli.main(["render", d, "--runs-dir", str(tmp_path)]) == 0
+    raw = open(os.path.join(d, "junit.xml"), encoding="utf-8").read()
+    assert "\x1b" not in raw and "\x00" not in raw
+    root = ET.fromstring(raw.encode("utf-8"))
+    fails = [f.text for f in root.iter("failure")]
+    assert any("WARNING: CPU: 1" in t and "Started systemd-x" in t and
+               "<&>" in t for t in fails)
+    html = open(os.path.join(d, "report.html"), encoding="utf-8").read()
+    assert "\x1b" not in html and "red  line" in html
+    assert junit.plain_text("a\x1b[0;1;31mb\x1b[0m\tc\x9bd") == "ab\tcd"

@@ -1,6 +1,8 @@
 """Savings analysis on the real smoke fixture: the model checks pass on
 the real figures and fail when the figures are broken in known ways."""
 
+import os
+
 import pytest
 from conftest import copy_run, dump_json, fixture_runs
 
@@ -59,13 +61,55 @@ def test_broken_sharing_fails(smoke):
     assert c["status"] == "fail"
 
 
+def band_check(checks, r):
+    return checks["%s/%s pagetables within model" % (r.guest, r.name)]
+
+
 def test_missing_page_tables_fail(smoke):
     r = results(smoke)["4k"]
     r.doc["pagetables_delta"] //= 2
     dump_json(r.path, r.doc)
     _, checks = analyse(smoke)
-    c = checks["%s/%s pagetables>=model" % (r.guest, r.name)]
-    assert c["status"] == "fail"
+    assert band_check(checks, r)["status"] == "fail"
+
+
+def test_kernel_that_stops_sharing_fails_alone(smoke):
+    """Without the skewed run next to it: an aligned run that measures one
+    PMD page per session (no sharing) is outside the model's band."""
+    rs = results(smoke)
+    os.unlink(rs["2m-skewed"].path)
+    al = rs["2m-aligned"]
+    _, checks = analyse(smoke)
+    assert band_check(checks, al)["status"] == "pass"
+    assert "detected" in band_check(checks, al)["message"]
+    n = al.config["sessions"]
+    al.doc["pagetables_delta"] = n * model.PT_PAGE
+    dump_json(al.path, al.doc)
+    _, checks = analyse(smoke)
+    assert not sharing_checks(checks)
+    assert band_check(checks, al)["status"] == "fail"
+
+
+def test_band_is_two_sided_with_stated_slack():
+    low, high = savings.model_band(1000 * 4096, 100, 0.25)
+    noise = savings.NOISE_PAGES * 4096
+    assert low == 750 * 4096 - noise
+    assert high == 1250 * 4096 + noise + savings.OVERHEAD_SLACK * 100
+    row = {"guest": "g", "experiment": "e", "sessions": 100,
+           "model_bytes": 1000 * 4096, "model_sharing": False}
+    for got, status in ((low - 1, "fail"), (low, "pass"), (high, "pass"),
+                        (high + 1, "fail")):
+        row["measured_bytes"] = got
+        assert savings.model_band_check(row, 0.25)["status"] == status
+
+
+def test_few_sessions_say_they_cannot_tell():
+    row = {"guest": "g", "experiment": "e", "sessions": 16,
+           "model_bytes": 4096, "model_sharing": True, "slots": 1,
+           "measured_bytes": 16 * 4096}
+    c = savings.model_band_check(row, 0.25)
+    assert c["status"] == "pass"
+    assert "too few sessions to tell" in c["message"]
 
 
 def test_workload_model_disagreement_fails(smoke):
