@@ -24,7 +24,7 @@ declare -A PKGS=(
                 cloud-image-utils genisoimage busybox-static cpio e2fsprogs
                 rsync openssh-client openssh-server procps"
   # The controller: Ansible with community.libvirt (in Debian's ansible).
-  [ansible]="ansible python3-jsonschema openssh-client"
+  [ansible]="ansible python3-yaml python3-jsonschema openssh-client"
   # hugelab-report render|compare and its tests.
   [reports]="python3 python3-jinja2 python3-matplotlib python3-scipy
              python3-junit.xml python3-pytest"
