@@ -168,3 +168,53 @@ void kmsg_close(struct kmsg_scan *k)
 	free(k->excerpt);
 	kmsg_init(k);
 }
+
+int kmsg_tail(char **lines, int n)
+{
+	char rec[8192];
+	int fd, count = 0, head = 0;
+
+	if (n <= 0 || n > 1000)
+		return 0;
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t r = read(fd, rec, sizeof(rec) - 1);
+		size_t len;
+		const char *t;
+		char *d;
+
+		if (r < 0 && (errno == EPIPE || errno == EINTR))
+			continue;
+		if (r <= 0)
+			break;
+		rec[r] = 0;
+		t = kmsg_record_text(rec, &len);
+		d = strndup(t, len);
+		if (!d)
+			break;
+		if (count < n) {
+			lines[count++] = d;
+		} else {                /* ring: drop the oldest */
+			free(lines[head]);
+			lines[head] = d;
+			head = (head + 1) % n;
+		}
+	}
+	close(fd);
+	if (head) {                     /* rotate into order, oldest first */
+		char *tmp[1000];
+
+		for (int i = 0; i < n; i++)
+			tmp[i] = lines[(head + i) % n];
+		memcpy(lines, tmp, (size_t)n * sizeof(*lines));
+	}
+	return count;
+}
+
+void kmsg_tail_free(char **lines, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(lines[i]);
+}

@@ -50,5 +50,12 @@ void kmsg_poll(struct kmsg_scan *k);
 /* Writes key "kernel_log": {"available","warnings","excerpt","truncated"}. */
 void kmsg_json(struct json *j, const struct kmsg_scan *k);
 void kmsg_close(struct kmsg_scan *k);
+/*
+ * The last n (at most 1000) messages of the whole kernel log, oldest first,
+ * into lines[] (strdup'ed, free with kmsg_tail_free); returns the count,
+ * 0 when /dev/kmsg cannot be read.  For reports of stuck processes.
+ */
+int kmsg_tail(char **lines, int n);
+void kmsg_tail_free(char **lines, int n);
 
 #endif

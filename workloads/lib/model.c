@@ -6,7 +6,7 @@
 
 static uint64_t spans(uint64_t start, uint64_t size, uint64_t unit)
 {
-	uint64_t first = start / unit, last = (start + size - 1) / unit;
+	uint64_t first = start / unit, last = (start + (size - 1)) / unit;
 
 	return last - first + 1;
 }
@@ -14,20 +14,25 @@ static uint64_t spans(uint64_t start, uint64_t size, uint64_t unit)
 int model_compute(const struct model_cfg *c, struct model_res *r)
 {
 	memset(r, 0, sizeof(*r));
-	if (c->size == 0 || c->start + c->size < c->start)
-		return -1;
+	if (c->size == 0 || c->size > UINT64_MAX - c->start)
+		return -1;      /* empty, or the range would wrap past 2^64 */
 	if (c->page_size != 4096 && c->page_size != MODEL_PMD_SPAN &&
 	    c->page_size != MODEL_SLOT)
 		return -1;
 	if (c->start % c->page_size || c->size % c->page_size)
 		return -1;
 
-	uint64_t end = c->start + c->size;
+	/*
+	 * Slot numbers, not addresses: no product can wrap.  Full slots are
+	 * [ceil(start / SLOT), floor(end / SLOT)), with end = start + size
+	 * computed as last byte + 1 in slot units.
+	 */
+	uint64_t last = c->start + (c->size - 1);
+	uint64_t first_full = c->start / MODEL_SLOT + (c->start % MODEL_SLOT != 0);
+	uint64_t end_full = last / MODEL_SLOT + (last % MODEL_SLOT == MODEL_SLOT - 1);
 
 	r->slots = spans(c->start, c->size, MODEL_SLOT);
-	for (uint64_t s = c->start / MODEL_SLOT; s * MODEL_SLOT < end; s++)
-		if (s * MODEL_SLOT >= c->start && (s + 1) * MODEL_SLOT <= end)
-			r->full_slots++;
+	r->full_slots = end_full > first_full ? end_full - first_full : 0;
 
 	switch (c->page_size) {
 	case 4096:

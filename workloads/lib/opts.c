@@ -63,6 +63,36 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+int parse_addr(const char *s, uint64_t *out)
+{
+	uint64_t x = 0;
+	const char *p;
+
+	if (!s)
+		return -1;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		p = s + 2;
+		if (!isxdigit((unsigned char)*p))
+			return -1;
+		for (; isxdigit((unsigned char)*p); p++) {
+			unsigned int d = isdigit((unsigned char)*p) ?
+				(unsigned int)(*p - '0') :
+				(unsigned int)(tolower((unsigned char)*p) - 'a' + 10);
+
+			if (x >> 60)
+				return -1;
+			x = x << 4 | d;
+		}
+		if (*p)
+			return -1;
+		*out = x;
+		return 0;
+	}
+	if (s[0] == '0' && s[1])
+		return -1;      /* a leading 0 would be octal to strtoull */
+	return parse_u64(s, 0, UINT64_MAX, out);
+}
+
 int parse_choice(const char *s, const char *const *names)
 {
 	for (int i = 0; names[i]; i++)

@@ -18,6 +18,11 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  */
 int parse_list(const char *s, const char *const *names, uint64_t *mask,
 	       const char **bad);
+/*
+ * An address: "0x" or "0X" and hex digits, or decimal digits without a
+ * leading 0 ("0" alone is decimal 0).  No octal, signs, spaces or suffixes.
+ */
+int parse_addr(const char *s, uint64_t *out);
 /* Index of s in names (NULL-terminated), or -1. */
 int parse_choice(const char *s, const char *const *names);
 /* Human size for messages: "2M", "1G", "4K", "123" into buf. */

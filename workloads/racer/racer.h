@@ -56,17 +56,6 @@ struct racer {
 	struct racer_shared *sh;
 };
 
-static inline uint64_t rnd_next(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*s = x;
-	return x;
-}
-
 /* worker.c */
 int map_whole(const struct racer *r, bool noreplace);
 void page_write(const struct racer *r, uint64_t i, bool after_punch);

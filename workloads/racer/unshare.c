@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "racer.h"
+#include "rng.h"
 #include "tag.h"
 
 #define SLOT (1ull << 30)
@@ -72,7 +73,7 @@ out:
 void unsharer_main(struct racer *r, enum racer_op op, unsigned int idx)
 {
 	const char *name = racer_op_names[op];
-	uint64_t rs = (r->seed + 77 * (idx + 1)) * 0x2545f4914f6cdd1dull | 1;
+	uint64_t rs = rng_seed(r->seed, 1000000 + idx);
 	uint64_t per_slot = SLOT >= r->page_size ? SLOT / r->page_size : 1;
 	struct hist lat;
 	int err = map_whole(r, true);
@@ -86,19 +87,19 @@ void unsharer_main(struct racer *r, enum racer_op op, unsigned int idx)
 		per_slot = r->npages;
 	hist_init(&lat);
 	while (!atomic_load(&r->sh->stop)) {
-		uint64_t slot_first = (rnd_next(&rs) % (r->npages / per_slot)) * per_slot;
-		uint64_t n = 1 + rnd_next(&rs) % 4, first, t0;
+		uint64_t slot_first = (rng_next(&rs) % (r->npages / per_slot)) * per_slot;
+		uint64_t n = 1 + rng_next(&rs) % 4, first, t0;
 		bool done;
 		void *a;
 		size_t len;
 
 		if (n >= per_slot)
 			n = per_slot > 1 ? per_slot - 1 : 1;
-		first = slot_first + rnd_next(&rs) % (per_slot - n + 1);
+		first = slot_first + rng_next(&rs) % (per_slot - n + 1);
 		a = (void *)(uintptr_t)(r->addr + first * r->page_size);
 		len = n * r->page_size;
 
-		page_check(r, slot_first + rnd_next(&rs) % per_slot, name);
+		page_check(r, slot_first + rng_next(&rs) % per_slot, name);
 		t0 = now_ns();
 		done = false;
 		switch (op) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "racer.h"
+#include "rng.h"
 #include "tag.h"
 
 #define MAX_WORDS 512u
@@ -178,13 +179,13 @@ static void *worker_thread(void *arg)
 {
 	struct wthread *t = arg;
 	struct racer *r = t->r;
-	uint64_t rs = t->seed | 1, iter = 0;
+	uint64_t rs = t->seed, iter = 0;
 	bool dontneed = r->ops & (1u << OP_DONTNEED);
 
 	while (!atomic_load(&r->sh->stop)) {
-		uint64_t i = rnd_next(&rs) % r->npages;
+		uint64_t i = rng_next(&rs) % r->npages;
 
-		if (rnd_next(&rs) % 100 < r->write_pct)
+		if (rng_next(&rs) % 100 < r->write_pct)
 			page_write(r, i, false);
 		else if (!page_check(r, i, "worker"))
 			page_write(r, i, true);
@@ -220,7 +221,7 @@ void worker_main(struct racer *r, unsigned int idx)
 	}
 	for (unsigned int k = 0; k < n; k++) {
 		t[k] = (struct wthread){ .r = r,
-			.seed = r->seed * 0x9e3779b97f4a7c15ull + idx * 1000 + k };
+			.seed = rng_seed(r->seed, (uint64_t)idx * 1000 + k) };
 		if (k && pthread_create(&tid[k], NULL, worker_thread, &t[k])) {
 			fprintf(stderr, "racer: worker %u: pthread_create failed\n", idx);
 			exit(2);

@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "fastclock.h"
+#include "futex.h"
+#include "rng.h"
 #include "shmdb.h"
 
 #ifndef MADV_POPULATE_READ
@@ -47,6 +49,8 @@ static int remap(const struct cfg *c, const struct seg *s, char *base,
 	void *p = mmap(base + off, len, PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_FIXED, s->fd, (off_t)off);
 
+	if (p != MAP_FAILED && c->page_size == 4096)
+		madvise(p, len, MADV_NOHUGEPAGE);
 	return p == MAP_FAILED ? -1 : 0;
 }
 
@@ -90,17 +94,41 @@ static void do_op(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 		__atomic_add_fetch(&ctl->loss_seq, 1, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * Sleep ms, but return as soon as the coordinator sets ctl->stop (it wakes
+ * the futex) or the run's deadline passes: a 15 s interval must not hold a
+ * 1 s run for 15 s.
+ */
+static void pause_ms(struct ctl *ctl, uint64_t ms)
+{
+	uint64_t end = now_ns() + ms * 1000000ull;
+
+	for (;;) {
+		uint64_t now = now_ns(), dl = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);
+
+		if (__atomic_load_n(&ctl->stop, __ATOMIC_ACQUIRE) || now >= end ||
+		    (dl && fast_ns() >= dl))
+			return;
+
+		uint64_t left = (end - now) / 1000000 + 1;
+
+		futex_wait(&ctl->stop, 0, (long)(left < 1000 ? left : 1000));
+	}
+}
+
 void disrupt_main(const struct cfg *c, const struct seg *s, struct ctl *ctl)
 {
 	struct hist dur[NOPS];
 	uint64_t count[NOPS] = { 0 };
-	uint64_t rng = c->seed ^ 0xD15B0B7ull;
+	uint64_t rng = rng_seed(c->seed, 0xD15B0B7ull);
 	uint64_t len = c->disrupt_len;
 	uint64_t nslots = c->size / len;
 	char *base = s->addr;
 	int ops[NOPS], nops = 0, next = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != ctl->coordinator)
+		_exit(4);
 	signal(SIGINT, SIG_IGN);
 	/* a maintenance process must get the CPU among thousands of sessions
 	 * to keep its rate: above the sessions (nice 0), like the coordinator */
@@ -125,6 +153,10 @@ void disrupt_main(const struct cfg *c, const struct seg *s, struct ctl *ctl)
 	futex_wake(&ctl->disruptor_ready, 1);
 
 	while (!__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) && nops) {
+		uint64_t dl = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);
+
+		if (dl && fast_ns() >= dl)
+			break;          /* the run is over even if stop is late */
 		int op = ops[next++ % nops];
 		uint64_t off = (rng_next(&rng) % nslots) * len;
 
@@ -140,11 +172,7 @@ void disrupt_main(const struct cfg *c, const struct seg *s, struct ctl *ctl)
 		__atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
 		count[op]++;
 
-		struct timespec ts = {
-			.tv_sec = (time_t)(c->disrupt_interval_ms / 1000),
-			.tv_nsec = (long)(c->disrupt_interval_ms % 1000) * 1000000L,
-		};
-		nanosleep(&ts, NULL);
+		pause_ms(ctl, c->disrupt_interval_ms);
 	}
 	for (int i = 0; i < NOPS; i++) {
 		hist_merge_atomic(&ctl->op_dur[i], &dur[i]);

@@ -22,64 +22,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fastclock.h"
+#include "futex.h"
+#include "rng.h"
 #include "dbbuf.h"
 #include "json.h"
 #include "kmsg.h"
 #include "model.h"
 #include "opts.h"
 #include "procfs.h"
+#include "outfile.h"
 #include "shmdb.h"
-
-const char *const backing_names[] = { "shm", "hugetlbfs", "memfd", "anon", NULL };
-const char *const attach_names[] = { "fork", "attach", NULL };
-const char *const placement_names[] = { "aligned", "skewed", NULL };
-const char *const op_names[] = { "punch", "truncate", "mprotect", "munmap",
-				 "dontneed", NULL };
+#include "stuck.h"
 
 #define MAX_SIZES 8
 #define MAX_FAILURES 32
+#define TXN_COST_MAX_BUF (1ull << 20)
 
 static volatile sig_atomic_t got_signal;
 static char *failures[MAX_FAILURES];
 static int nfailures;
-
-static void usage(FILE *f)
-{
-	fputs(
-"usage: shmdb [options]\n"
-"  --backing shm|hugetlbfs|memfd|anon  segment type (default shm; anon = shared\n"
-"                                      anonymous, fork only)\n"
-"  --page-size 4K|2M|1G                page size (default 2M)\n"
-"  --size SIZE                         segment size (default 1G)\n"
-"  --placement aligned|skewed          1 GiB-aligned address, or +2 MiB (default aligned)\n"
-"  --sessions N                        session processes (default 100)\n"
-"  --active N                          only N sessions run transactions; the\n"
-"                                      others map and fault the segment, then\n"
-"                                      sleep (default 0 = all)\n"
-"  --attach fork|attach                inherit the mapping, or attach in each session\n"
-"  --duration S | --duration-ms MS     run time (default 5 s; 0 = until --txn-count)\n"
-"  --txn-count N                       transactions per session (default 0 = unlimited)\n"
-"  --write-pct P                       percent of update transactions (default 20)\n"
-"  --buffer-size SIZE                  buffer (power of two, default 8K)\n"
-"  --disrupt LIST                      punch,truncate,mprotect,munmap,dontneed\n"
-"  --disrupt-interval-ms MS            pause between operations (default 100)\n"
-"  --disrupt-len SIZE                  range per operation (default max(page, 2M))\n"
-"  --seed N                            random seed (default 1)\n"
-"  --address ADDR                      aligned address (default 0x2000000000)\n"
-"  --hugetlbfs-dir DIR                 hugetlbfs mount (default: find or mount one)\n"
-"  --no-populate                       4K: touch pages instead of MADV_POPULATE_READ\n"
-"  --no-prefault                       sessions allocate (zero) the pages themselves\n"
-"  --count-faults                      record the latency of first accesses that\n"
-"                                      page-faulted (ru_minflt) separately\n"
-"  --out FILE                          JSON output (default stdout)\n"
-"  --quiet                             no progress lines on stderr\n", f);
-}
 
 static void bad(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void bad(const char *fmt, ...)
@@ -124,223 +92,53 @@ static void note(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static uint64_t opt_size(const char *name, const char *v)
-{
-	uint64_t x;
-
-	if (parse_size(v, &x))
-		bad("--%s: invalid size '%s' (e.g. 4096, 4K, 2M, 1G)", name, v);
-	return x;
-}
-
-static uint64_t opt_u64(const char *name, const char *v, uint64_t min, uint64_t max)
-{
-	uint64_t x;
-
-	if (parse_u64(v, min, max, &x))
-		bad("--%s: '%s' is not an integer in [%" PRIu64 ", %" PRIu64 "]",
-		    name, v, min, max);
-	return x;
-}
-
-static int opt_choice(const char *name, const char *v, const char *const *names)
-{
-	int i = parse_choice(v, names);
-
-	if (i < 0)
-		bad("--%s: unknown value '%s'", name, v);
-	return i;
-}
-
-static void parse_args(int argc, char **argv, struct cfg *c)
-{
-	enum { O_BACKING = 256, O_PAGE, O_SIZE, O_PLACE, O_SESS, O_ATTACH,
-	       O_DUR, O_DURMS, O_TXN, O_WPCT, O_BUF, O_DIS, O_DISINT, O_DISLEN,
-	       O_SEED, O_ACTIVE, O_ADDR, O_HDIR, O_NOPOP, O_NOPRE, O_CNTF, O_OUT, O_QUIET, O_HELP };
-	static const struct option lo[] = {
-		{ "backing", 1, NULL, O_BACKING }, { "page-size", 1, NULL, O_PAGE },
-		{ "size", 1, NULL, O_SIZE }, { "placement", 1, NULL, O_PLACE },
-		{ "sessions", 1, NULL, O_SESS }, { "active", 1, NULL, O_ACTIVE }, { "attach", 1, NULL, O_ATTACH },
-		{ "duration", 1, NULL, O_DUR }, { "duration-ms", 1, NULL, O_DURMS },
-		{ "txn-count", 1, NULL, O_TXN }, { "write-pct", 1, NULL, O_WPCT },
-		{ "buffer-size", 1, NULL, O_BUF }, { "disrupt", 1, NULL, O_DIS },
-		{ "disrupt-interval-ms", 1, NULL, O_DISINT },
-		{ "disrupt-len", 1, NULL, O_DISLEN }, { "seed", 1, NULL, O_SEED },
-		{ "address", 1, NULL, O_ADDR }, { "hugetlbfs-dir", 1, NULL, O_HDIR },
-		{ "no-populate", 0, NULL, O_NOPOP },
-		{ "no-prefault", 0, NULL, O_NOPRE },
-		{ "count-faults", 0, NULL, O_CNTF }, { "out", 1, NULL, O_OUT },
-		{ "quiet", 0, NULL, O_QUIET }, { "help", 0, NULL, O_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *bad_name;
-	int o;
-
-	*c = (struct cfg){
-		.backing = B_SHM, .page_size = 2ull << 20, .size = 1ull << 30,
-		.sessions = 100, .attach = A_FORK, .duration_ms = 5000,
-		.write_pct = 20, .buffer_size = 8192, .disrupt_interval_ms = 100,
-		.seed = 1, .base = DEFAULT_BASE, .populate = true, .prefault = true,
-	};
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (o) {
-		case O_BACKING: c->backing = opt_choice("backing", optarg, backing_names); break;
-		case O_PAGE: c->page_size = opt_size("page-size", optarg); break;
-		case O_SIZE: c->size = opt_size("size", optarg); break;
-		case O_PLACE: c->skewed = opt_choice("placement", optarg, placement_names); break;
-		case O_SESS: c->sessions = opt_u64("sessions", optarg, 1, 100000); break;
-		case O_ACTIVE: c->active = opt_u64("active", optarg, 0, 100000); break;
-		case O_ATTACH: c->attach = opt_choice("attach", optarg, attach_names); break;
-		case O_DUR: c->duration_ms = 1000 * opt_u64("duration", optarg, 0, 86400); break;
-		case O_DURMS: c->duration_ms = opt_u64("duration-ms", optarg, 0, 86400000); break;
-		case O_TXN: c->txn_count = opt_u64("txn-count", optarg, 0, UINT32_MAX); break;
-		case O_WPCT: c->write_pct = opt_u64("write-pct", optarg, 0, 100); break;
-		case O_BUF: c->buffer_size = opt_size("buffer-size", optarg); break;
-		case O_DIS:
-			if (parse_list(optarg, op_names, &c->disrupt, &bad_name))
-				bad("--disrupt: unknown or repeated operation at '%s' (punch,truncate,mprotect,munmap,dontneed)",
-				    bad_name);
-			break;
-		case O_DISINT:
-			c->disrupt_interval_ms = opt_u64("disrupt-interval-ms", optarg, 0, 3600000);
-			break;
-		case O_DISLEN: c->disrupt_len = opt_size("disrupt-len", optarg); break;
-		case O_SEED: c->seed = opt_u64("seed", optarg, 0, UINT64_MAX); break;
-		case O_ADDR: {
-			char *end;
-
-			errno = 0;
-			c->base = strtoull(optarg, &end, 0);
-			if (errno || *end || !*optarg)
-				bad("--address: invalid address '%s'", optarg);
-			break;
-		}
-		case O_HDIR: c->hugetlbfs_dir = optarg; break;
-		case O_NOPOP: c->populate = false; break;
-		case O_NOPRE: c->prefault = false; break;
-		case O_CNTF: c->count_faults = true; break;
-		case O_OUT: c->out = optarg; break;
-		case O_QUIET: c->quiet = true; break;
-		case O_HELP: usage(stdout); exit(0);
-		default:
-			bad("unknown option or missing value: %s (see --help)",
-			    argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		bad("unexpected argument '%s'", argv[optind]);
-	if (c->txn_count && c->duration_ms == 5000)
-		c->duration_ms = 0;     /* --txn-count alone: no time limit */
-}
-
 static struct hp_counts hp_before[MAX_SIZES];
 static uint64_t hp_size[MAX_SIZES];
 static int hp_n;
 
-/* Every input check; exits 2 with one line on stderr. */
-static void validate(struct cfg *c)
+/*
+ * The checks that need this machine: 1 GiB page support, the huge page pool,
+ * memory for the segment, page tables and processes (cfg_needs).  Exits 2
+ * with one line on stderr.
+ */
+static void host_checks(const struct cfg *c)
 {
-	char b1[32], b2[32];
-	const uint64_t G = 1ull << 30;
-	bool hugetlb = c->page_size != 4096;
+	struct machine_res m;
+	struct needs n;
+	char err[512], opts[128];
 
-	if (c->page_size != 4096 && c->page_size != (2ull << 20) && c->page_size != G)
-		bad("--page-size %s: only 4K, 2M and 1G are supported",
-		    fmt_size(c->page_size, b1, sizeof(b1)));
-	if (c->page_size == G && !cpu_has_flag("pdpe1gb"))
+	if (c->page_size == (1ull << 30) && !cpu_has_flag("pdpe1gb"))
 		bad("--page-size 1G: this CPU has no 1 GiB page support (pdpe1gb missing in /proc/cpuinfo)");
-	if (c->size == 0 || c->size % c->page_size)
-		bad("--size %s: must be a positive multiple of the page size %s",
-		    fmt_size(c->size, b1, sizeof(b1)), fmt_size(c->page_size, b2, sizeof(b2)));
-	if (c->base % G)
-		bad("--address %#" PRIx64 ": must be 1 GiB aligned", c->base);
-	if (c->base + c->size + G > (512ull << 30))
-		bad("--size %s at %#" PRIx64 ": the segment must end below 511 GiB",
-		    fmt_size(c->size, b1, sizeof(b1)), c->base);
-	if (c->active > c->sessions)
-		bad("--active %" PRIu64 ": more than the %" PRIu64 " sessions", c->active, c->sessions);
-	if (c->active && !c->duration_ms)
-		bad("--active needs a --duration (mappers sleep until the run's end)");
-	if (c->skewed && c->page_size == G)
-		bad("--placement skewed needs 2M or 4K pages (a 1G page must be 1 GiB aligned)");
-	if (c->buffer_size < 64 || (c->buffer_size & (c->buffer_size - 1)) ||
-	    c->buffer_size > c->size)
-		bad("--buffer-size %s: must be a power of two from 64 to the segment size",
-		    fmt_size(c->buffer_size, b1, sizeof(b1)));
-	if (c->backing == B_HUGETLBFS && !hugetlb)
-		bad("--backing hugetlbfs needs --page-size 2M or 1G (use memfd or shm for 4K)");
-	if (c->backing == B_ANON && c->attach == A_ATTACH)
-		bad("--backing anon can only be inherited: use --attach fork");
-	if (!seg_file_backed(c) && (c->disrupt & ((1ull << OP_PUNCH) | (1ull << OP_TRUNCATE))))
-		bad("--disrupt punch/truncate need a file-backed segment (--backing hugetlbfs or memfd)");
-	if (c->backing == B_ANON && (c->disrupt & (1ull << OP_MUNMAP)))
-		bad("--disrupt munmap cannot remap --backing anon; use shm, hugetlbfs or memfd");
-	if (!c->duration_ms && !c->txn_count)
-		bad("--duration 0 needs --txn-count");
-
-	uint64_t align = c->page_size > c->buffer_size ? c->page_size : c->buffer_size;
-
-	if (!c->disrupt_len) {
-		c->disrupt_len = align > (2ull << 20) ? align : (2ull << 20);
-		if (c->disrupt_len > c->size)
-			c->disrupt_len = c->size;
-	}
-	if (c->disrupt_len % align || c->disrupt_len > c->size)
-		bad("--disrupt-len %s: must be a multiple of %s and at most the segment size",
-		    fmt_size(c->disrupt_len, b1, sizeof(b1)), fmt_size(align, b2, sizeof(b2)));
-
+	if (c->page_size != 4096 && hp_read(HP_SYSFS, c->page_size, &hp_before[0]))
+		bad("--page-size %" PRIu64 "K: the kernel has no huge page pool of that size (%s/hugepages-%" PRIu64 "kB)",
+		    c->page_size >> 10, HP_SYSFS, c->page_size / 1024);
 	hp_n = hp_sizes(HP_SYSFS, hp_size, MAX_SIZES);
 	if (hp_n < 0)
 		hp_n = 0;
 	for (int i = 0; i < hp_n; i++)
 		if (hp_read(HP_SYSFS, hp_size[i], &hp_before[i]))
 			memset(&hp_before[i], 0, sizeof(hp_before[i]));
-
-	struct kvlist m = { 0 };
-
-	if (meminfo_read(&m))
-		bad("cannot read /proc/meminfo");
-	uint64_t avail = kv_get(&m, "MemAvailable", NULL);
-
-	kvlist_free(&m);
-	if (hugetlb) {
-		struct hp_counts hc;
-		char path[128], buf[64];
-		uint64_t over = 0, need = c->size / c->page_size;
-
-		if (hp_read(HP_SYSFS, c->page_size, &hc))
-			bad("--page-size %s: the kernel has no huge page pool of that size (%s/hugepages-%" PRIu64 "kB)",
-			    fmt_size(c->page_size, b1, sizeof(b1)), HP_SYSFS, c->page_size / 1024);
-		snprintf(path, sizeof(path), "%s/hugepages-%" PRIu64 "kB/nr_overcommit_hugepages",
-			 HP_SYSFS, c->page_size / 1024);
-		if (read_text(path, buf, sizeof(buf)) > 0)
-			over = strtoull(buf, NULL, 10);
-
-		uint64_t have = hc.free - (hc.rsvd < hc.free ? hc.rsvd : hc.free) +
-				(over > hc.surp ? over - hc.surp : 0);
-
-		if (need > have)
-			bad("too few %s huge pages: the segment needs %" PRIu64 ", the pool has %" PRIu64
-			    " free (%" PRIu64 " free, %" PRIu64 " reserved, %" PRIu64 " overcommit)",
-			    fmt_size(c->page_size, b1, sizeof(b1)), need, have, hc.free, hc.rsvd, over);
-	} else if (c->size > avail) {
-		bad("--size %s: more than MemAvailable (%" PRIu64 " bytes)",
-		    fmt_size(c->size, b1, sizeof(b1)), avail);
-	}
+	if (machine_host(&m, err, sizeof(err)))
+		bad("%s", err);
+	cfg_needs(c, &n);
+	cfg_needs_opts(c, opts, sizeof(opts));
+	if (needs_fit(opts, &n, &m, err, sizeof(err)))
+		bad("%s", err);
 }
 
 /*
  * Recording cost per call of clock_gettime and of a histogram insert: the
  * best of 5 rounds, so that other load on the machine does not inflate it.
  */
-static void measure_overhead(double *clock_ns, double *insert_ns)
+static void measure_overhead(double *clock_ns, double *insert_ns, double *rusage_ns)
 {
+	struct rusage ru;
+
 	const int n = 50000;
 	uint64_t acc = 0;
 	struct hist h;
 
-	*clock_ns = *insert_ns = 1e9;
+	*clock_ns = *insert_ns = *rusage_ns = 1e9;
 	hist_init(&h);
 	for (int round = 0; round < 5; round++) {
 		uint64_t t0 = fast_ns();
@@ -356,6 +154,14 @@ static void measure_overhead(double *clock_ns, double *insert_ns)
 
 		double in = (double)(fast_ns() - t0) / n;
 
+		t0 = fast_ns();
+		for (int i = 0; i < n / 10; i++)
+			getrusage(RUSAGE_SELF, &ru);
+
+		double rn = (double)(fast_ns() - t0) / (n / 10);
+
+		if (rn < *rusage_ns)
+			*rusage_ns = rn;
 		if (cn < *clock_ns)
 			*clock_ns = cn;
 		if (in < *insert_ns)
@@ -395,13 +201,20 @@ static int child_index(pid_t p)
 	return -1;
 }
 
-/* Reap exited children; a non-zero exit is a failure.  Returns reaped count. */
-static int reap(int flags)
+static uint64_t nsess_failed;      /* sessions reaped with a non-zero status */
+static pid_t prefault_pid = -1;
+static struct stuck stuck;
+static pid_t spared_pid = -1;           /* test hook: not SIGKILLed */
+static uint64_t teardown_s;
+
+/* Reap exited children (WNOHANG); a non-zero exit is a failure.  Returns
+ * the number reaped. */
+static int reap(void)
 {
 	int st, n = 0;
 	pid_t p;
 
-	while ((p = waitpid(-1, &st, flags)) > 0) {
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
 		bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
 		const char *who = "session";
 
@@ -415,18 +228,36 @@ static int reap(int flags)
 			if (i >= 0)
 				reaped[i] = true;
 			nreaped++;
+			if (!ok)
+				nsess_failed++;
 		}
 		if (!ok) {
 			if (WIFSIGNALED(st))
-				fail("%s %d killed by signal %d", who, (int)p, WTERMSIG(st));
+				fail("%s %d killed by signal %d (%s)", who, (int)p, WTERMSIG(st),
+				     strsignal(WTERMSIG(st)));
 			else
 				fail("%s %d exited with status %d", who, (int)p, WEXITSTATUS(st));
 		}
-		if (flags & WNOHANG)
-			continue;
-		break;
 	}
 	return n;
+}
+
+static bool all_reaped(void)
+{
+	return nreaped >= npids && (disruptor <= 0 || disruptor_reaped);
+}
+
+/* Reap until every child is gone or the deadline (now_ns) passes. */
+static bool reap_until(uint64_t deadline)
+{
+	for (;;) {
+		reap();
+		if (all_reaped())
+			return true;
+		if (now_ns() >= deadline)
+			return false;
+		usleep(10000);
+	}
 }
 
 /* Wait until ctl->arrived[ph] reaches n; false on abort (signal, death). */
@@ -442,7 +273,7 @@ static bool wait_arrived(struct ctl *ctl, int ph, uint64_t n, uint64_t deadline_
 		if (deadline_ns && now_ns() >= deadline_ns)
 			return true;
 		futex_wait(&ctl->arrived[ph], a, 100);
-		reap(WNOHANG);
+		reap();
 	}
 }
 
@@ -452,15 +283,40 @@ static void set_phase(struct ctl *ctl, uint32_t ph)
 	futex_wake(&ctl->phase, INT_MAX);
 }
 
-static void kill_all(void)
+/*
+ * Test-only (README.md, "Test hooks"): HUGELAB_TEST_STUCK_SESSION=1 makes
+ * session 0 never exit after attaching and stands for a task stuck in the
+ * kernel, which SIGKILL does not end: the coordinator does not SIGKILL it.
+ * It dies with the coordinator (PR_SET_PDEATHSIG).
+ */
+static bool test_stuck_session(void)
+{
+	const char *e = getenv("HUGELAB_TEST_STUCK_SESSION");
+
+	return e && !strcmp(e, "1");
+}
+
+/*
+ * SIGKILL every child and reap them until the deadline; those still there
+ * are recorded as stuck (their PIDs, stacks and the kernel log go into the
+ * JSON) and fail the run.
+ */
+static void kill_all(uint64_t deadline)
 {
 	for (uint64_t i = 0; i < npids; i++)
-		if (!reaped[i])
+		if (!reaped[i] && pids[i] != spared_pid)
 			kill(pids[i], SIGKILL);
 	if (disruptor > 0 && !disruptor_reaped)
 		kill(disruptor, SIGKILL);
-	while (waitpid(-1, NULL, 0) > 0)
-		;
+	if (reap_until(deadline))
+		return;
+	for (uint64_t i = 0; i < npids; i++)
+		if (!reaped[i])
+			stuck_add(&stuck, pids[i], "session");
+	if (disruptor > 0 && !disruptor_reaped)
+		stuck_add(&stuck, disruptor, "disruptor");
+	fail("%u processes still there %" PRIu64 " s after teardown began (see stuck)",
+	     stuck.count, teardown_s);
 }
 
 static uint64_t pagetables_once(void)
@@ -500,14 +356,27 @@ static uint64_t pagetables(void)
  * ratio: verify (+ update for write_pct) of buffers in private memory with
  * an uncontended latch, as the sessions do.
  */
-static double txn_cost_ns(const struct cfg *c)
+static double txn_cost_ns(const struct cfg *c, uint64_t *sample_bytes)
 {
-	const uint64_t nbuf = 64, n = 20000;
-	size_t nw = c->buffer_size / 8;
-	uint64_t *mem = calloc(nbuf, c->buffer_size), rng = 12345, ver;
+	/*
+	 * Bounded: at most TXN_COST_MEM of buffers and TXN_COST_WORK bytes
+	 * verified per round (1 MiB buffers took 17 s, --buffer-size 1G asked
+	 * for 64 GiB).  Buffers above TXN_COST_MAX_BUF are measured at that
+	 * size and scaled linearly (verify and fill are linear in the size).
+	 */
+	const uint64_t mem_cap = 16ull << 20, work_cap = 64ull << 20;
+	uint64_t bsz = c->buffer_size < TXN_COST_MAX_BUF ? c->buffer_size : TXN_COST_MAX_BUF;
+	uint64_t nbuf = mem_cap / bsz < 64 ? mem_cap / bsz : 64;
+	uint64_t n = work_cap / bsz;
+	size_t nw = bsz / 8;
+	uint64_t *mem, rng = rng_seed(12345, 0), ver;
 	uint32_t latch = 0;
 	double best = 1e18;
 
+	if (n > 20000)
+		n = 20000;
+	*sample_bytes = bsz;
+	mem = calloc(nbuf, bsz);
 	if (!mem)
 		return 0;
 	for (int round = 0; round < 3; round++) {
@@ -532,7 +401,7 @@ static double txn_cost_ns(const struct cfg *c)
 			best = t;
 	}
 	free(mem);
-	return best;
+	return best * (double)c->buffer_size / (double)bsz;
 }
 
 struct vmpte_sum {
@@ -548,11 +417,15 @@ struct results {
 	bool hp_returned[MAX_SIZES];
 	struct kvlist vm_before, vm_after;
 	double prefault_s, attach_s, run_s, stop_s, clock_ns, insert_ns, txn_cost_ns;
+	double rusage_ns;               /* one getrusage() call (--count-faults) */
+	uint64_t txn_cost_sample;       /* buffer bytes txn_cost_ns measured */
 	char clocksource[64];
+	char shmem_enabled[32];
 	struct model_res model;
 };
 
-static void write_json(FILE *f, const struct cfg *c, const struct seg *s,
+/* true when writing failed */
+static bool write_json(FILE *f, const struct cfg *c, const struct seg *s,
 		       struct ctl *ctl, struct results *r, struct kmsg_scan *k)
 {
 	struct json j;
@@ -602,6 +475,9 @@ static void write_json(FILE *f, const struct cfg *c, const struct seg *s,
 	json_kv_bool(&j, "count_faults", c->count_faults);
 	json_kv_str(&j, "hugetlbfs_dir",
 		    c->backing == B_HUGETLBFS ? s->hugetlbfs_dir : NULL);
+	json_kv_uint(&j, "teardown_timeout_s", c->teardown_timeout_s);
+	json_kv_str(&j, "shmem_enabled", r->shmem_enabled[0] ? r->shmem_enabled : NULL);
+	json_kv_bool(&j, "thp_disabled", c->page_size == 4096);
 	json_obj_end(&j);
 
 	kmsg_json(&j, k);
@@ -761,16 +637,27 @@ static void write_json(FILE *f, const struct cfg *c, const struct seg *s,
 	json_kv_str(&j, "first_error", ctl->op_errors ? ctl->op_error_msg : NULL);
 	json_obj_end(&j);
 
+	/*
+	 * Per transaction: 2 timestamps + 2 inserts (+ 1 when the first access
+	 * is recorded per disruption op, not counted); --count-faults adds 2
+	 * getrusage() calls and 2 timestamps, which are kept out of the timed
+	 * windows but cost CPU (and throughput).
+	 */
 	double per_txn = 2 * r->clock_ns + 2 * r->insert_ns;
+	double per_txn_cf = c->count_faults ? 2 * r->rusage_ns + 2 * r->clock_ns : 0;
 	double txn_mean = hist_mean(&ctl->txn);
 
+	per_txn += per_txn_cf;
 	json_key(&j, "recording_overhead");
 	json_obj_begin(&j);
 	json_kv_str(&j, "clock", fastclock_source());
 	json_kv_str(&j, "clocksource", r->clocksource[0] ? r->clocksource : NULL);
 	json_kv_double(&j, "clock_ns", r->clock_ns);
 	json_kv_double(&j, "hist_insert_ns", r->insert_ns);
+	json_kv_double(&j, "getrusage_ns", r->rusage_ns);
+	json_kv_double(&j, "count_faults_per_txn_ns", per_txn_cf);
 	json_kv_double(&j, "per_txn_ns", per_txn);
+	json_kv_uint(&j, "txn_cost_sample_bytes", r->txn_cost_sample);
 	json_kv_double(&j, "txn_cost_ns", r->txn_cost_ns);
 	json_kv_double(&j, "pct", r->txn_cost_ns > 0 ?
 		       100.0 * per_txn / (r->txn_cost_ns + per_txn) : 0);
@@ -786,9 +673,45 @@ static void write_json(FILE *f, const struct cfg *c, const struct seg *s,
 	json_kv_str(&j, "session_first", ctl->session_errors ? ctl->session_msg : NULL);
 	json_obj_end(&j);
 
+	stuck_json(&j, &stuck);
+
 	json_obj_end(&j);
-	if (json_finish(&j))
-		fprintf(stderr, "shmdb: error writing JSON output\n");
+	return json_finish(&j) != 0;
+}
+
+static struct outfile outf;
+
+static void abandon_out(void)
+{
+	outfile_abandon(&outf);        /* nothing once the JSON was begun */
+}
+
+/* --check: the options as a run would take them, the needs, the shape. */
+static int check_mode(const struct cfg *c)
+{
+	struct machine_res m;
+	struct needs n;
+	char err[512], opts[128];
+
+	cfg_needs(c, &n);
+	if (c->guest_shape) {
+		if (machine_shape(c->guest_shape, &m, err, sizeof(err)))
+			bad("%s", err);
+		cfg_needs_opts(c, opts, sizeof(opts));
+		if (needs_fit(opts, &n, &m, err, sizeof(err)))
+			bad("%s", err);
+	}
+	needs_print_ok(&n);
+	return 0;
+}
+
+static void describe_status(int st, char *buf, size_t len)
+{
+	if (WIFSIGNALED(st))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st),
+			 strsignal(WTERMSIG(st)));
+	else
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(st));
 }
 
 int main(int argc, char **argv)
@@ -798,30 +721,49 @@ int main(int argc, char **argv)
 	struct results r;
 	struct kmsg_scan k;
 	char err[512];
-	FILE *out = stdout;
+	FILE *out;
+	int e;
 
 	memset(&r, 0, sizeof(r));
-	parse_args(argc, argv, &c);
+	if (cfg_parse(argc, argv, &c, err, sizeof(err)))
+		bad("%s", err);
+	if (c.help) {
+		cfg_usage(stdout);
+		return 0;
+	}
+	if (cfg_validate(&c, err, sizeof(err)))
+		bad("%s", err);
+	if (c.check)
+		return check_mode(&c);
 	quiet = c.quiet;
-	validate(&c);
-	if (c.out && !(out = fopen(c.out, "we")))
-		bad("--out %s: %s", c.out, strerror(errno));
+	teardown_s = c.teardown_timeout_s;
+	host_checks(&c);
+	if ((e = outfile_open(&outf, c.out)))
+		bad("--out %s: %s", c.out, strerror(-e));
+	atexit(abandon_out);
 
-	struct model_cfg mc = {
-		.size = c.size, .page_size = c.page_size,
-		.start = c.base + (c.skewed ? (2ull << 20) : 0),
-		.sessions = c.sessions, .may_share = true,
-	};
+	cfg_model(&c, c.sessions, &r.model);
+	{
+		char b[128];
+		const char *w = NULL;
 
-	model_compute(&mc, &r.model);
+		if (read_text("/sys/kernel/mm/transparent_hugepage/shmem_enabled",
+			      b, sizeof(b)) > 0)
+			w = sysfs_selected_word(b);
+		snprintf(r.shmem_enabled, sizeof(r.shmem_enabled), "%s", w ? w : "");
+	}
+	/* 4 KiB pages: no shmem THP whatever shmem_enabled says (inherited by
+	 * every child; the mappings also get MADV_NOHUGEPAGE) */
+	if (c.page_size == 4096 && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
+		bad("prctl(PR_SET_THP_DISABLE): %s", strerror(errno));
 	utc_now_iso(r.started, sizeof(r.started));
 	kmsg_open(&k);
 	fastclock_init(40);
 	if (read_text("/sys/devices/system/clocksource/clocksource0/current_clocksource",
 		      r.clocksource, sizeof(r.clocksource)) < 0)
 		r.clocksource[0] = 0;
-	measure_overhead(&r.clock_ns, &r.insert_ns);
-	r.txn_cost_ns = txn_cost_ns(&c);
+	measure_overhead(&r.clock_ns, &r.insert_ns, &r.rusage_ns);
+	r.txn_cost_ns = txn_cost_ns(&c, &r.txn_cost_sample);
 	if (vmstat_read(&r.vm_before))
 		bad("cannot read /proc/vmstat");
 
@@ -831,6 +773,7 @@ int main(int argc, char **argv)
 
 	if (ctl == MAP_FAILED)
 		bad("mmap control area: %s", strerror(errno));
+	ctl->coordinator = getpid();
 	hist_init(&ctl->attach);
 	hist_init(&ctl->faulting);
 	hist_init(&ctl->first_touch);
@@ -842,6 +785,10 @@ int main(int argc, char **argv)
 		hist_init(&ctl->dis_faulting[i]);
 		hist_init(&ctl->op_dur[i]);
 	}
+	pids = calloc(c.sessions, sizeof(*pids));
+	reaped = calloc(c.sessions, sizeof(*reaped));
+	if (!pids || !reaped)
+		bad("out of memory");
 
 	struct sigaction sa;
 
@@ -853,41 +800,50 @@ int main(int argc, char **argv)
 
 	if (seg_create(&c, &s, err, sizeof(err)))
 		bad("%s", err);
+	/* from here on every exit path writes the JSON */
 
-	if (c.prefault) {
+	if (c.prefault && !got_signal) {
 		uint64_t t0 = now_ns();
 		int st = 0;
-		pid_t p;
+		pid_t w = 0;
 
 		fflush(NULL);
-		p = fork();
-		if (p == 0)
-			prefault_main(&c, &s);
-		pid_t w = -1;
-
-		while (p > 0 && (w = waitpid(p, &st, 0)) < 0 && errno == EINTR)
+		prefault_pid = fork();
+		if (prefault_pid == 0)
+			prefault_main(&c, &s, ctl);
+		if (prefault_pid < 0)
+			fail("fork of the prefault process: %s", strerror(errno));
+		while (prefault_pid > 0 && !got_signal &&
+		       (w = waitpid(prefault_pid, &st, 0)) < 0 && errno == EINTR)
 			;
-		if (got_signal) {
-			seg_destroy(&c, &s);
-			return 128 + got_signal;
+		if (prefault_pid > 0 && w != prefault_pid) {
+			/* interrupted: stop it, bounded */
+			uint64_t end = now_ns() + teardown_s * 1000000000ull;
+
+			kill(prefault_pid, SIGKILL);
+			while ((w = waitpid(prefault_pid, &st, WNOHANG)) == 0 && now_ns() < end)
+				usleep(10000);
+			if (w != prefault_pid) {
+				stuck_add(&stuck, prefault_pid, "prefault");
+				fail("prefault process %d still there %" PRIu64 " s after SIGKILL (see stuck)",
+				     (int)prefault_pid, teardown_s);
+			}
+		} else if (prefault_pid > 0 && (!WIFEXITED(st) || WEXITSTATUS(st))) {
+			char b[64];
+
+			describe_status(st, b, sizeof(b));
+			fail("could not fill the segment: prefault process %s", b);
+		} else if (prefault_pid > 0) {
+			r.prefault_s = (double)(now_ns() - t0) / 1e9;
+			note("segment filled in %.3f s", r.prefault_s);
 		}
-		if (w != p || !WIFEXITED(st) || WEXITSTATUS(st)) {
-			seg_destroy(&c, &s);
-			bad("could not fill the segment (prefault process status %#x)", st);
-		}
-		r.prefault_s = (double)(now_ns() - t0) / 1e9;
-		note("segment filled in %.3f s", r.prefault_s);
-	}
-	pids = calloc(c.sessions, sizeof(*pids));
-	reaped = calloc(c.sessions, sizeof(*reaped));
-	if (!pids || !reaped) {
-		seg_destroy(&c, &s);
-		bad("out of memory");
 	}
 	r.pt_start = pagetables();
-	fflush(NULL);
-	note("starting %" PRIu64 " sessions", c.sessions);
-	for (uint64_t i = 0; i < c.sessions && !got_signal; i++) {
+	if (!nfailures && !got_signal) {
+		fflush(NULL);
+		note("starting %" PRIu64 " sessions", c.sessions);
+	}
+	for (uint64_t i = 0; i < c.sessions && !got_signal && !nfailures; i++) {
 		pid_t p = fork();
 
 		if (p == 0)
@@ -896,6 +852,8 @@ int main(int argc, char **argv)
 			fail("fork of session %" PRIu64 ": %s", i, strerror(errno));
 			break;
 		}
+		if (i == 0 && test_stuck_session())
+			spared_pid = p;
 		pids[npids++] = p;
 	}
 
@@ -906,7 +864,7 @@ int main(int argc, char **argv)
 	}
 
 	uint64_t t;
-	bool ok = !nfailures && wait_arrived(ctl, PH_INIT, c.sessions, 0);
+	bool ok = !nfailures && !got_signal && wait_arrived(ctl, PH_INIT, c.sessions, 0);
 
 	/* the coordinator must get the CPU among thousands of sessions */
 	setpriority(PRIO_PROCESS, 0, -5);
@@ -948,9 +906,12 @@ int main(int argc, char **argv)
 			while (disruptor > 0 && !got_signal && !nfailures &&
 			       !__atomic_load_n(&ctl->disruptor_ready, __ATOMIC_ACQUIRE)) {
 				futex_wait(&ctl->disruptor_ready, 0, 100);
-				reap(WNOHANG);
+				reap();
 			}
+			ok = !got_signal && !nfailures;
 		}
+	}
+	if (ok) {
 		t = now_ns();
 		if (c.duration_ms)
 			ctl->deadline_ns = fast_ns() + c.duration_ms * 1000000ull;
@@ -961,13 +922,25 @@ int main(int argc, char **argv)
 		r.run_s = (double)(now_ns() - t) / 1e9;
 		__atomic_store_n(&ctl->stop, 1, __ATOMIC_RELEASE);
 		futex_wake(&ctl->stop, INT_MAX);
-		if (ok)
-			ok = wait_arrived(ctl, PH_RUN, c.sessions, 0);
+		if (ok) {
+			ok = wait_arrived(ctl, PH_RUN, c.sessions,
+					  now_ns() + teardown_s * 1000000000ull);
+			if (__atomic_load_n(&ctl->arrived[PH_RUN], __ATOMIC_ACQUIRE) < c.sessions) {
+				fail("%" PRIu64 " of %" PRIu64 " sessions did not report within %" PRIu64
+				     " s of the stop", c.sessions - ctl->arrived[PH_RUN], c.sessions,
+				     teardown_s);
+				ok = false;
+			}
+		}
 		r.stop_s = (double)(now_ns() - t) / 1e9 - r.run_s;
 	}
+
+	uint64_t td_end = now_ns() + teardown_s * 1000000000ull;
+
 	if (ok) {
-		while (reap(0) > 0)
-			;
+		/* every session reported: they exit on their own */
+		if (!reap_until(td_end))
+			kill_all(now_ns() + 2000000000ull);
 	} else {
 		/* interrupted while running: let the sessions report (2 s) */
 		if (__atomic_load_n(&ctl->phase, __ATOMIC_ACQUIRE) == PH_RUN) {
@@ -975,12 +948,15 @@ int main(int argc, char **argv)
 
 			__atomic_store_n(&ctl->stop, 1, __ATOMIC_RELEASE);
 			futex_wake(&ctl->stop, INT_MAX);
-			while (__atomic_load_n(&ctl->arrived[PH_RUN], __ATOMIC_ACQUIRE) <
-			       c.sessions - nreaped && now_ns() < end)
+			/* those that failed will never report */
+			while (__atomic_load_n(&ctl->arrived[PH_RUN], __ATOMIC_ACQUIRE) +
+			       nsess_failed < npids && now_ns() < end) {
 				usleep(10000);
+				reap();
+			}
 		}
 		set_phase(ctl, PH_ABORT);
-		kill_all();
+		kill_all(td_end);
 		if (got_signal)
 			fail("interrupted by signal %d", (int)got_signal);
 		else if (!nfailures)
@@ -1020,20 +996,34 @@ int main(int argc, char **argv)
 		fail("%" PRIu64 " disruptor operation errors (%s)", ctl->op_errors, ctl->op_error_msg);
 	if (ctl->session_errors)
 		fail("%" PRIu64 " session errors (%s)", ctl->session_errors, ctl->session_msg);
-	if (k.findings)
+	if (!k.available)
+		fail("/dev/kmsg could not be read: kernel log not checked");
+	else if (k.findings)
 		fail("kernel log: %u findings (see kernel_log.excerpt)", k.findings);
 	if (ok && ctl->sessions_done != c.sessions)
 		fail("only %" PRIu64 " of %" PRIu64 " sessions finished", ctl->sessions_done, c.sessions);
 
-	r.status = got_signal || !ok ? "error" : nfailures ? "fail" : "ok";
+	/* error: interrupted (SIGINT/TERM/HUP); fail: any check or process */
+	r.status = got_signal ? "error" : nfailures ? "fail" : "ok";
 	utc_now_iso(r.finished, sizeof(r.finished));
-	write_json(out, &c, &s, ctl, &r, &k);
-	if (out != stdout)
-		fclose(out);
+
+	int rc = got_signal ? 128 + got_signal : nfailures ? 1 : 0;
+
+	out = outfile_begin(&outf);
+	if (!out) {
+		fprintf(stderr, "shmdb: --out %s: %s: no JSON written\n", c.out, strerror(errno));
+		rc = rc ? rc : 1;
+	} else {
+		bool werr = write_json(out, &c, &s, ctl, &r, &k);
+
+		if (outfile_end(&outf, out) || werr) {
+			fprintf(stderr, "shmdb: error writing the JSON document%s%s\n",
+				c.out ? " to " : "", c.out ? c.out : "");
+			rc = rc ? rc : 1;
+		}
+	}
 	note("status %s: %" PRIu64 " transactions in %.2f s, %d failures", r.status,
 	     ctl->txns, r.run_s, nfailures);
 	kmsg_close(&k);
-	if (got_signal)
-		return 128 + got_signal;
-	return nfailures ? 1 : 0;
+	return rc;
 }

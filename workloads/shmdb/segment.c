@@ -129,7 +129,9 @@ char *seg_map_at(const struct cfg *c, const struct seg *s, char *at)
 	switch (c->backing) {
 	case B_SHM:
 		p = shmat(s->shmid, at, 0);
-		return p == (void *)-1 ? NULL : p;
+		if (p == (void *)-1)
+			return NULL;
+		break;
 	case B_HUGETLBFS:
 	case B_MEMFD:
 		p = mmap(at, c->size, PROT_READ | PROT_WRITE, MAP_SHARED | fixed,
@@ -148,6 +150,16 @@ char *seg_map_at(const struct cfg *c, const struct seg *s, char *at)
 	if (at && p != at) {            /* pre-4.17 kernels ignore NOREPLACE */
 		munmap(p, c->size);
 		errno = EEXIST;
+		return NULL;
+	}
+	/* 4 KiB: never shmem THP (shmem_enabled=always/force/within_size
+	 * would map 2 MiB pages and break the model); VM_NOHUGEPAGE wins over
+	 * every shmem_enabled value in 6.1 (__shmem_is_huge) */
+	if (!huge(c) && madvise(p, c->size, MADV_NOHUGEPAGE)) {
+		int e = errno;
+
+		seg_unmap(c, p);
+		errno = e;
 		return NULL;
 	}
 	return p;

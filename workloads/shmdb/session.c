@@ -28,6 +28,8 @@
 
 #include "dbbuf.h"
 #include "fastclock.h"
+#include "futex.h"
+#include "rng.h"
 #include "shmdb.h"
 
 #ifndef MADV_POPULATE_READ
@@ -37,33 +39,6 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-
-void futex_wait(uint32_t *addr, uint32_t val, long timeout_ms)
-{
-	struct timespec ts = {
-		.tv_sec = timeout_ms / 1000,
-		.tv_nsec = (timeout_ms % 1000) * 1000000L,
-	};
-
-	syscall(SYS_futex, addr, FUTEX_WAIT, val, timeout_ms >= 0 ? &ts : NULL,
-		NULL, 0);
-}
-
-void futex_wake(uint32_t *addr, int n)
-{
-	syscall(SYS_futex, addr, FUTEX_WAKE, n, NULL, NULL, 0);
-}
-
-uint64_t rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1Dull;
-}
 
 /* Drepper's three-state futex mutex on a shared word. */
 static void latch_lock(uint32_t *l)
@@ -116,15 +91,13 @@ static void session_fail(struct ctl *ctl, const char *msg)
 	_exit(3);
 }
 
-static void wait_phase(struct ctl *ctl, uint32_t want, pid_t parent)
+/* No polling of the parent: PR_SET_PDEATHSIG ends us with the coordinator. */
+static void wait_phase(struct ctl *ctl, uint32_t want)
 {
 	uint32_t p;
 
-	while ((p = __atomic_load_n(&ctl->phase, __ATOMIC_ACQUIRE)) < want) {
-		futex_wait(&ctl->phase, p, 1000);
-		if (getppid() != parent)
-			_exit(4);
-	}
+	while ((p = __atomic_load_n(&ctl->phase, __ATOMIC_ACQUIRE)) < want)
+		futex_wait(&ctl->phase, p, -1);
 	if (p == PH_ABORT)
 		_exit(5);
 }
@@ -227,10 +200,17 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 	volatile uint64_t tf0 = 0;
 	volatile bool faulted = false;
 
+	volatile uint64_t excl = 0;     /* getrusage time inside [t0, t2] */
+
 	if (c->count_faults) {
-		/* before the fault window: the syscall is not in t1 - tf0 */
+		/*
+		 * getrusage() is kept out of every timed window: the transaction
+		 * starts after this call (t0 = tf0), and the second call, after
+		 * the first access, is subtracted (excl).
+		 */
 		mf0 = minflt();
 		tf0 = fast_ns();
+		t0 = tf0;
 	}
 
 	if (sigsetjmp(jb, 0)) {
@@ -245,8 +225,10 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 	if (!t1) {
 		t1 = fast_ns();
 		/* only the first access counts (the buffer is in one page) */
-		if (c->count_faults)
+		if (c->count_faults) {
 			faulted = minflt() != mf0;
+			excl = fast_ns() - t1;
+		}
 	}
 	if (!locked) {
 		latch_lock(lat);
@@ -297,7 +279,7 @@ write:
 	*tprev = t2;
 	uint64_t s1 = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
 
-	hist_insert(&L.txn, t2 - t0);
+	hist_insert(&L.txn, t2 - t0 - excl);
 	hist_insert(&L.access, t1 - t0);
 	if (faulted)
 		hist_insert(&L.faulting, t1 - tf0);
@@ -306,7 +288,7 @@ write:
 			__atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
 
 		if (op < NOPS) {
-			hist_insert(&L.dis_txn[op], t2 - t0);
+			hist_insert(&L.dis_txn[op], t2 - t0 - excl);
 			hist_insert(&L.dis_access[op], t1 - t0);
 			if (faulted)
 				hist_insert(&L.dis_faulting[op], t1 - tf0);
@@ -343,12 +325,13 @@ static void publish(struct ctl *ctl)
 void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 		  unsigned int id)
 {
-	pid_t parent = getppid();
 	struct sigaction sa;
-	uint64_t rng = c->seed * 0x100000001B3ull + id + 1;
+	uint64_t rng = rng_seed(c->seed, (uint64_t)id + 1);
 	char *base;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != ctl->coordinator)
+		_exit(4);               /* it died before the prctl */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigbus;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
@@ -365,12 +348,10 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 		hist_init(&L.dis_access[i]);
 		hist_init(&L.dis_faulting[i]);
 	}
-	for (int i = 0; i < 4; i++)
-		rng_next(&rng);
 	(void)fast_ns();
 
 	arrive(ctl, PH_INIT, c->sessions);
-	wait_phase(ctl, PH_ATTACH, parent);
+	wait_phase(ctl, PH_ATTACH);
 
 	uint64_t t0 = fast_ns();
 
@@ -390,7 +371,15 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 		hist_merge_atomic(&ctl->attach, &h);
 	}
 	arrive(ctl, PH_ATTACH, c->sessions);
-	wait_phase(ctl, PH_RUN, parent);
+	if (id == 0) {
+		/* test-only hook (README.md): a session that never exits */
+		const char *e = getenv("HUGELAB_TEST_STUCK_SESSION");
+
+		if (e && !strcmp(e, "1"))
+			for (;;)
+				pause();
+	}
+	wait_phase(ctl, PH_RUN);
 
 	size_t nw = c->buffer_size / 8;
 	uint64_t nbuf = c->size / c->buffer_size;
@@ -428,11 +417,15 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
  * segment, as database sessions do, and the attach phase measures mapping
  * existing pages, not zeroing new ones (slow under TCG: ~15 s per GiB).
  */
-void prefault_main(const struct cfg *c, const struct seg *s)
+void prefault_main(const struct cfg *c, const struct seg *s, const struct ctl *ctl)
 {
-	char *base = c->attach == A_FORK ? s->addr : seg_map_at(c, s, NULL);
+	char *base;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != ctl->coordinator)
+		_exit(4);
+	signal(SIGINT, SIG_IGN);        /* the coordinator handles ^C */
+	base = c->attach == A_FORK ? s->addr : seg_map_at(c, s, NULL);
 	if (!base)
 		_exit(3);
 	if (c->page_size == 4096 &&

@@ -8,7 +8,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <stdio.h>
+
 #include "hist.h"
+#include "model.h"
+#include "needs.h"
 
 enum backing { B_SHM, B_HUGETLBFS, B_MEMFD, B_ANON };
 enum attach_mode { A_FORK, A_ATTACH };
@@ -20,6 +24,13 @@ extern const char *const placement_names[];
 extern const char *const op_names[];
 
 #define DEFAULT_BASE 0x2000000000ull    /* 128 GiB: first 512 GiB PUD range */
+#define MIN_BASE 0x100000000ull         /* 4 GiB: clear of the program and heap */
+#define MAX_END 0x8000000000ull         /* 512 GiB: one PUD page, already present */
+/* Memory besides the segment (options.c cfg_needs): measured 150-220 KiB
+ * per session with 4 KiB pages (issue 12), rounded up; the coordinator's
+ * control area, histograms and bookkeeping. */
+#define SESSION_COST_KIB 256
+#define COORD_COST_MIB 64
 #define NLATCH 4096
 
 struct cfg {
@@ -45,6 +56,11 @@ struct cfg {
 	bool prefault;                  /* helper fills the segment first */
 	bool count_faults;              /* tell faulting accesses apart (getrusage) */
 	bool quiet;
+	bool duration_set;              /* --duration or --duration-ms given */
+	uint64_t teardown_timeout_s;    /* bound of every teardown wait */
+	bool check;                     /* --check: validate, print needs */
+	const char *guest_shape;        /* --check --guest-shape */
+	bool help;
 };
 
 /* The segment as created by the coordinator. */
@@ -61,6 +77,7 @@ enum phase { PH_INIT, PH_ATTACH, PH_RUN, PH_DONE, PH_ABORT = 99 };
 
 /* Control mapping shared by all processes (never disrupted). */
 struct ctl {
+	pid_t coordinator;              /* sessions exit if it is gone */
 	uint32_t phase;                 /* futex */
 	uint32_t arrived[4];            /* futex, per phase */
 	uint32_t stop;
@@ -96,6 +113,17 @@ struct ctl {
 	uint32_t latch[NLATCH];
 };
 
+/* options.c: no side effects (no mapping, fork or file) */
+void cfg_usage(FILE *f);
+void cfg_defaults(struct cfg *c);
+/* 0, or -1 with one line (no program name) in err. */
+int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen);
+int cfg_validate(struct cfg *c, char *err, size_t errlen);
+void cfg_model(const struct cfg *c, uint64_t sessions, struct model_res *m);
+void cfg_needs(const struct cfg *c, struct needs *n);
+/* The options that decide the needs, for messages. */
+void cfg_needs_opts(const struct cfg *c, char *buf, size_t len);
+
 /* segment.c */
 int seg_create(const struct cfg *c, struct seg *s, char *err, size_t errlen);
 /* Map (or shmat) the segment at `at` in the calling process. */
@@ -107,11 +135,8 @@ bool seg_file_backed(const struct cfg *c);
 /* session.c */
 void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 		  unsigned int id) __attribute__((noreturn));
-void futex_wait(uint32_t *addr, uint32_t val, long timeout_ms);
-void futex_wake(uint32_t *addr, int n);
-uint64_t rng_next(uint64_t *s);
 
-void prefault_main(const struct cfg *c, const struct seg *s)
+void prefault_main(const struct cfg *c, const struct seg *s, const struct ctl *ctl)
 	__attribute__((noreturn));
 
 /* disrupt.c */

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shmdb options: parsing, input checks, what a run needs, and the comparison
+ * of those needs with a machine (this host for a run, a guest shape for
+ * --check).  No function here maps, forks or writes files: a real run and
+ * --check go through the same code, and the unit tests
+ * (tests/test_shmdb_options.c) drive it directly.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "opts.h"
+#include "shmdb.h"
+
+const char *const backing_names[] = { "shm", "hugetlbfs", "memfd", "anon", NULL };
+const char *const attach_names[] = { "fork", "attach", NULL };
+const char *const placement_names[] = { "aligned", "skewed", NULL };
+const char *const op_names[] = { "punch", "truncate", "mprotect", "munmap",
+				 "dontneed", NULL };
+
+#define G (1ull << 30)
+#define MIB (1ull << 20)
+
+static int seterr(char *err, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int seterr(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+#define BAD(...) return seterr(err, errlen, __VA_ARGS__)
+
+void cfg_usage(FILE *f)
+{
+	fputs(
+"usage: shmdb [options]\n"
+"  --backing shm|hugetlbfs|memfd|anon  segment type (default shm; anon = shared\n"
+"                                      anonymous, fork only)\n"
+"  --page-size 4K|2M|1G                page size (default 2M)\n"
+"  --size SIZE                         segment size (default 1G)\n"
+"  --placement aligned|skewed          1 GiB-aligned address, or +2 MiB (default aligned)\n"
+"  --sessions N                        session processes (default 100)\n"
+"  --active N                          only N sessions run transactions; the\n"
+"                                      others map and fault the segment, then\n"
+"                                      sleep (default 0 = all)\n"
+"  --attach fork|attach                inherit the mapping, or attach in each session\n"
+"  --duration S | --duration-ms MS     run time (default 5 s; 0 = until --txn-count)\n"
+"  --txn-count N                       transactions per session (default 0 = unlimited)\n"
+"  --write-pct P                       percent of update transactions (default 20)\n"
+"  --buffer-size SIZE                  buffer (power of two, default 8K)\n"
+"  --disrupt LIST                      punch,truncate,mprotect,munmap,dontneed\n"
+"  --disrupt-interval-ms MS            pause between operations (default 100)\n"
+"  --disrupt-len SIZE                  range per operation (default max(page, 2M))\n"
+"  --seed N                            random seed (default 1)\n"
+"  --address ADDR                      1 GiB-aligned address, 0x hex or decimal, from\n"
+"                                      4 GiB; the segment ends by 512 GiB\n"
+"                                      (default 0x2000000000)\n"
+"  --hugetlbfs-dir DIR                 hugetlbfs mount, --backing hugetlbfs only\n"
+"                                      (default: find or mount one)\n"
+"  --no-populate                       4K: touch pages instead of MADV_POPULATE_READ\n"
+"  --no-prefault                       sessions allocate (zero) the pages themselves\n"
+"  --count-faults                      record the latency of first accesses that\n"
+"                                      page-faulted (ru_minflt) separately\n"
+"  --out FILE                          JSON output (default stdout)\n"
+"  --teardown-timeout-s S              bound of every teardown wait (default 60);\n"
+"                                      then the JSON names the stuck processes\n"
+"  --quiet                             no progress lines on stderr\n"
+"  --check [--guest-shape mem_mib=M,hugepages_2m=N,hugepages_1g=K,vcpus=V]\n"
+"                                      validate the options, print what the run\n"
+"                                      needs as JSON (README.md); nothing runs\n", f);
+}
+
+
+void cfg_defaults(struct cfg *c)
+{
+	*c = (struct cfg){
+		.backing = B_SHM, .page_size = 2ull << 20, .size = 1ull << 30,
+		.sessions = 100, .attach = A_FORK, .duration_ms = 5000,
+		.write_pct = 20, .buffer_size = 8192, .disrupt_interval_ms = 100,
+		.seed = 1, .base = DEFAULT_BASE, .populate = true, .prefault = true,
+		.teardown_timeout_s = 60,
+	};
+}
+
+static int opt_size(const char *name, const char *v, uint64_t *x, char *err,
+		    size_t errlen)
+{
+	if (parse_size(v, x))
+		BAD("--%s: invalid size '%s' (e.g. 4096, 4K, 2M, 1G)", name, v);
+	return 0;
+}
+
+static int opt_u64(const char *name, const char *v, uint64_t min, uint64_t max,
+		   uint64_t *x, char *err, size_t errlen)
+{
+	if (parse_u64(v, min, max, x))
+		BAD("--%s: '%s' is not an integer in [%" PRIu64 ", %" PRIu64 "]",
+		    name, v, min, max);
+	return 0;
+}
+
+static int opt_choice(const char *name, const char *v, const char *const *names,
+		      int *x, char *err, size_t errlen)
+{
+	char allowed[128] = "";
+
+	if ((*x = parse_choice(v, names)) >= 0)
+		return 0;
+	for (int i = 0; names[i]; i++)
+		snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed),
+			 "%s%s", i ? ", " : "", names[i]);
+	BAD("--%s: unknown value '%s' (%s)", name, v, allowed);
+}
+
+int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
+{
+	enum { O_BACKING = 256, O_PAGE, O_SIZE, O_PLACE, O_SESS, O_ATTACH,
+	       O_DUR, O_DURMS, O_TXN, O_WPCT, O_BUF, O_DIS, O_DISINT, O_DISLEN,
+	       O_SEED, O_ACTIVE, O_ADDR, O_HDIR, O_NOPOP, O_NOPRE, O_CNTF, O_OUT,
+	       O_QUIET, O_HELP, O_TEARDOWN, O_CHECK, O_SHAPE };
+	static const struct option lo[] = {
+		{ "backing", 1, NULL, O_BACKING }, { "page-size", 1, NULL, O_PAGE },
+		{ "size", 1, NULL, O_SIZE }, { "placement", 1, NULL, O_PLACE },
+		{ "sessions", 1, NULL, O_SESS }, { "active", 1, NULL, O_ACTIVE },
+		{ "attach", 1, NULL, O_ATTACH },
+		{ "duration", 1, NULL, O_DUR }, { "duration-ms", 1, NULL, O_DURMS },
+		{ "txn-count", 1, NULL, O_TXN }, { "write-pct", 1, NULL, O_WPCT },
+		{ "buffer-size", 1, NULL, O_BUF }, { "disrupt", 1, NULL, O_DIS },
+		{ "disrupt-interval-ms", 1, NULL, O_DISINT },
+		{ "disrupt-len", 1, NULL, O_DISLEN }, { "seed", 1, NULL, O_SEED },
+		{ "address", 1, NULL, O_ADDR }, { "hugetlbfs-dir", 1, NULL, O_HDIR },
+		{ "no-populate", 0, NULL, O_NOPOP },
+		{ "no-prefault", 0, NULL, O_NOPRE },
+		{ "count-faults", 0, NULL, O_CNTF }, { "out", 1, NULL, O_OUT },
+		{ "quiet", 0, NULL, O_QUIET }, { "help", 0, NULL, O_HELP },
+		{ "teardown-timeout-s", 1, NULL, O_TEARDOWN },
+		{ "check", 0, NULL, O_CHECK }, { "guest-shape", 1, NULL, O_SHAPE },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *bad_name;
+	uint64_t v;
+	int o, i;
+
+	cfg_defaults(c);
+	opterr = 0;
+	optind = 0;             /* full re-initialisation (tests parse many times) */
+	while ((o = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+		int e = 0;
+
+		switch (o) {
+		case O_BACKING:
+			e = opt_choice("backing", optarg, backing_names, &i, err, errlen);
+			c->backing = (enum backing)i;
+			break;
+		case O_PAGE: e = opt_size("page-size", optarg, &c->page_size, err, errlen); break;
+		case O_SIZE: e = opt_size("size", optarg, &c->size, err, errlen); break;
+		case O_PLACE:
+			e = opt_choice("placement", optarg, placement_names, &c->skewed, err, errlen);
+			break;
+		case O_SESS: e = opt_u64("sessions", optarg, 1, 100000, &c->sessions, err, errlen); break;
+		case O_ACTIVE: e = opt_u64("active", optarg, 0, 100000, &c->active, err, errlen); break;
+		case O_ATTACH:
+			e = opt_choice("attach", optarg, attach_names, &i, err, errlen);
+			c->attach = (enum attach_mode)i;
+			break;
+		case O_DUR:
+			e = opt_u64("duration", optarg, 0, 86400, &v, err, errlen);
+			c->duration_ms = 1000 * v;
+			c->duration_set = true;
+			break;
+		case O_DURMS:
+			e = opt_u64("duration-ms", optarg, 0, 86400000, &c->duration_ms, err, errlen);
+			c->duration_set = true;
+			break;
+		case O_TXN: e = opt_u64("txn-count", optarg, 0, UINT32_MAX, &c->txn_count, err, errlen); break;
+		case O_WPCT: e = opt_u64("write-pct", optarg, 0, 100, &c->write_pct, err, errlen); break;
+		case O_BUF: e = opt_size("buffer-size", optarg, &c->buffer_size, err, errlen); break;
+		case O_DIS:
+			if (parse_list(optarg, op_names, &c->disrupt, &bad_name))
+				BAD("--disrupt: unknown or repeated operation at '%s' (punch,truncate,mprotect,munmap,dontneed)",
+				    bad_name);
+			break;
+		case O_DISINT:
+			e = opt_u64("disrupt-interval-ms", optarg, 0, 3600000,
+				    &c->disrupt_interval_ms, err, errlen);
+			break;
+		case O_DISLEN: e = opt_size("disrupt-len", optarg, &c->disrupt_len, err, errlen); break;
+		case O_SEED: e = opt_u64("seed", optarg, 0, UINT64_MAX, &c->seed, err, errlen); break;
+		case O_ADDR:
+			if (parse_addr(optarg, &c->base))
+				BAD("--address: invalid address '%s' (0x and hex digits, or decimal without a leading 0)",
+				    optarg);
+			break;
+		case O_HDIR: c->hugetlbfs_dir = optarg; break;
+		case O_NOPOP: c->populate = false; break;
+		case O_NOPRE: c->prefault = false; break;
+		case O_CNTF: c->count_faults = true; break;
+		case O_OUT: c->out = optarg; break;
+		case O_QUIET: c->quiet = true; break;
+		case O_TEARDOWN:
+			e = opt_u64("teardown-timeout-s", optarg, 1, 3600,
+				    &c->teardown_timeout_s, err, errlen);
+			break;
+		case O_CHECK: c->check = true; break;
+		case O_SHAPE: c->guest_shape = optarg; break;
+		case O_HELP: c->help = true; break;
+		case ':':
+			BAD("option %s needs a value (see --help)", argv[optind - 1]);
+		default:
+			BAD("unknown option %s (see --help)", argv[optind - 1]);
+		}
+		if (e)
+			return -1;
+	}
+	if (optind < argc)
+		BAD("unexpected argument '%s' (see --help)", argv[optind]);
+	if (c->txn_count && !c->duration_set)
+		c->duration_ms = 0;     /* --txn-count alone: no time limit */
+	return 0;
+}
+
+int cfg_validate(struct cfg *c, char *err, size_t errlen)
+{
+	char b1[32], b2[32];
+	bool hugetlb = c->page_size != 4096;
+	uint64_t skew = c->skewed ? 2 * MIB : 0;
+
+	if (c->guest_shape && !c->check)
+		BAD("--guest-shape is only valid with --check");
+	if (c->page_size != 4096 && c->page_size != (2ull << 20) && c->page_size != G)
+		BAD("--page-size %s: only 4K, 2M and 1G are supported",
+		    fmt_size(c->page_size, b1, sizeof(b1)));
+	if (c->size == 0 || c->size % c->page_size)
+		BAD("--size %s: must be a positive multiple of the page size %s",
+		    fmt_size(c->size, b1, sizeof(b1)), fmt_size(c->page_size, b2, sizeof(b2)));
+	if (c->base < MIN_BASE || c->base >= MAX_END || c->base % G)
+		BAD("--address %#" PRIx64 ": must be 1 GiB aligned, from %#llx (4 GiB) and below %#llx (512 GiB)",
+		    c->base, MIN_BASE, MAX_END);
+	if (c->size > MAX_END - c->base - skew)
+		BAD("--size %s at %#" PRIx64 "%s: the segment must end by %#llx (512 GiB): at most %s here",
+		    fmt_size(c->size, b1, sizeof(b1)), c->base, c->skewed ? " + 2M (skewed)" : "",
+		    MAX_END, fmt_size((MAX_END - c->base - skew) / c->page_size * c->page_size,
+				      b2, sizeof(b2)));
+	if (c->active > c->sessions)
+		BAD("--active %" PRIu64 ": more than the %" PRIu64 " sessions", c->active, c->sessions);
+	if (c->active && !c->duration_ms)
+		BAD("--active needs a --duration (mappers sleep until the run's end)");
+	if (c->skewed && c->page_size == G)
+		BAD("--placement skewed needs 2M or 4K pages (a 1G page must be 1 GiB aligned)");
+	if (c->buffer_size < 64 || (c->buffer_size & (c->buffer_size - 1)) ||
+	    c->buffer_size > c->size)
+		BAD("--buffer-size %s: must be a power of two from 64 to the segment size",
+		    fmt_size(c->buffer_size, b1, sizeof(b1)));
+	if (c->backing == B_HUGETLBFS && !hugetlb)
+		BAD("--backing hugetlbfs needs --page-size 2M or 1G (use memfd or shm for 4K)");
+	if (c->hugetlbfs_dir && c->backing != B_HUGETLBFS)
+		BAD("--hugetlbfs-dir is only used with --backing hugetlbfs (here: %s)",
+		    backing_names[c->backing]);
+	if (c->backing == B_ANON && c->attach == A_ATTACH)
+		BAD("--backing anon can only be inherited: use --attach fork");
+	if (!seg_file_backed(c) && (c->disrupt & ((1ull << OP_PUNCH) | (1ull << OP_TRUNCATE))))
+		BAD("--disrupt punch/truncate need a file-backed segment (--backing hugetlbfs or memfd)");
+	if (c->backing == B_ANON && (c->disrupt & (1ull << OP_MUNMAP)))
+		BAD("--disrupt munmap cannot remap --backing anon; use shm, hugetlbfs or memfd");
+	if (!c->duration_ms && !c->txn_count)
+		BAD("--duration 0 needs --txn-count");
+
+	uint64_t align = c->page_size > c->buffer_size ? c->page_size : c->buffer_size;
+
+	if (!c->disrupt_len) {
+		c->disrupt_len = align > (2ull << 20) ? align : (2ull << 20);
+		if (c->disrupt_len > c->size)
+			c->disrupt_len = c->size;
+	}
+	if (c->disrupt_len % align || c->disrupt_len > c->size)
+		BAD("--disrupt-len %s: must be a multiple of %s and at most the segment size",
+		    fmt_size(c->disrupt_len, b1, sizeof(b1)), fmt_size(align, b2, sizeof(b2)));
+	return 0;
+}
+
+void cfg_model(const struct cfg *c, uint64_t sessions, struct model_res *m)
+{
+	struct model_cfg mc = {
+		.size = c->size, .page_size = c->page_size,
+		.start = c->base + (c->skewed ? 2 * MIB : 0),
+		.sessions = sessions, .may_share = true,
+	};
+
+	model_compute(&mc, m);
+}
+
+void cfg_needs(const struct cfg *c, struct needs *n)
+{
+	struct model_res m;
+	/* sessions + the disruptor map the segment; prefault exits first */
+	uint64_t mappers = c->sessions + (c->disrupt ? 1 : 0);
+	uint64_t bytes = COORD_COST_MIB * MIB;
+
+	memset(n, 0, sizeof(*n));
+	if (c->page_size == (2ull << 20))
+		n->hugepages_2m = c->size / c->page_size;
+	else if (c->page_size == G)
+		n->hugepages_1g = c->size / c->page_size;
+	else
+		bytes += c->size;       /* 4 KiB: the segment is ordinary memory */
+	cfg_model(c, mappers, &m);
+	bytes += m.expected_bytes;
+	bytes += mappers * SESSION_COST_KIB * 1024;
+	n->mem_mib = (bytes + MIB - 1) / MIB;
+	n->processes = 1 + mappers;
+}
+
+void cfg_needs_opts(const struct cfg *c, char *buf, size_t len)
+{
+	char b1[32], b2[32];
+
+	snprintf(buf, len, "--size %s --page-size %s --sessions %" PRIu64 "%s",
+		 fmt_size(c->size, b1, sizeof(b1)), fmt_size(c->page_size, b2, sizeof(b2)),
+		 c->sessions, c->disrupt ? " --disrupt" : "");
+}
