@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <linux/magic.h>
 #include <sys/resource.h>
 #include <sys/vfs.h>
@@ -35,16 +36,13 @@
 #include "kmsg.h"
 #include "opts.h"
 #include "procfs.h"
+#include "outfile.h"
 #include "racer.h"
+#include "stuck.h"
 #include "tag.h"
 
-const char *const racer_op_names[NR_OPS + 1] = {
-	"dontneed", "mprotect", "munmap", "punch", NULL
-};
 
 #define MAX_FAILURES 64
-#define MAX_CHILDREN 1024
-#define REAP_GRACE_S 30
 
 struct child {
 	pid_t pid;
@@ -72,110 +70,6 @@ static void fail(const char *fmt, ...)
 		failures.msg[failures.n++] = s;
 	else
 		free(s);
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-"usage: racer [options]\n"
-"  --duration S      seconds of racing (default 60)\n"
-"  --procs N         worker processes (default 4)\n"
-"  --threads N       threads per worker process (default 2)\n"
-"  --size SIZE       file and mapping size, e.g. 1G (default 1G); the pool\n"
-"                    needs size/page-size free pages, + 4 (2M) or + 1 (1G)\n"
-"                    with punch\n"
-"  --page-size SIZE  huge page size 2M or 1G (default 2M)\n"
-"  --ops LIST        unshare operations: dontneed,mprotect,munmap,punch\n"
-"                    (default all; \"none\" for none)\n"
-"  --write-pct N     percent of worker accesses that re-tag (default 20)\n"
-"  --path DIR        hugetlbfs mount (of --page-size) for the file\n"
-"                    (default: memfd)\n"
-"  --addr ADDR       mapping address, 1 GiB aligned (default 0x4000000000)\n"
-"  --seed N          random seed (default 1)\n"
-"  --inject-errors N self-test: plant N stale tags the checker must report\n"
-"                    (the run then fails with N tag errors)\n"
-"  --json FILE       write the result document to FILE (default stdout)\n"
-"Exit status: 0 ok, 1 check failed, 2 usage or setup error.\n");
-}
-
-static int parse_args(int argc, char **argv, struct racer *r, const char **json)
-{
-	static const struct option lo[] = {
-		{ "duration", required_argument, NULL, 'd' },
-		{ "procs", required_argument, NULL, 'p' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "size", required_argument, NULL, 's' },
-		{ "page-size", required_argument, NULL, 'P' },
-		{ "ops", required_argument, NULL, 'o' },
-		{ "write-pct", required_argument, NULL, 'w' },
-		{ "path", required_argument, NULL, 'D' },
-		{ "addr", required_argument, NULL, 'a' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "inject-errors", required_argument, NULL, 'I' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	const char *bad;
-	char *end;
-	int c;
-
-	*r = (struct racer){ .size = 1ull << 30, .page_size = 2ull << 20,
-		.addr = 0x4000000000ull, .ops = (1u << NR_OPS) - 1, .seed = 1,
-		.duration_s = 60, .procs = 4, .threads = 2, .write_pct = 20,
-		.fd = -1 };
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		int e = 0;
-
-		switch (c) {
-		case 'd': e = parse_u64(optarg, 1, 86400, &r->duration_s); break;
-		case 'p': e = parse_u64(optarg, 1, 512, &r->procs); break;
-		case 't': e = parse_u64(optarg, 1, 64, &r->threads); break;
-		case 's': e = parse_size(optarg, &r->size); break;
-		case 'P': e = parse_size(optarg, &r->page_size); break;
-		case 'o': e = parse_list(optarg, racer_op_names, &r->ops, &bad); break;
-		case 'w': e = parse_u64(optarg, 0, 100, &r->write_pct); break;
-		case 'D': r->path = optarg; break;
-		case 'a':
-			errno = 0;
-			r->addr = strtoull(optarg, &end, 0);
-			e = errno || *end || end == optarg ? -1 : 0;
-			break;
-		case 'S': e = parse_u64(optarg, 0, UINT64_MAX, &r->seed); break;
-		case 'I': e = parse_u64(optarg, 0, 1000, &r->inject); break;
-		case 'j': *json = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
-		}
-		if (e) {
-			for (const struct option *o = lo; o->name; o++)
-				if (o->val == c)
-					fprintf(stderr, "racer: bad value for --%s: %s\n",
-						o->name, optarg);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		return -1;
-	}
-	if (r->page_size != (2ull << 20) && r->page_size != (1ull << 30)) {
-		fprintf(stderr, "racer: --page-size must be 2M or 1G\n");
-		return -1;
-	}
-	if (r->size % r->page_size || r->size > TAG_MAX_FILE) {
-		fprintf(stderr, "racer: --size must be a multiple of the page size, at most 64G\n");
-		return -1;
-	}
-	if (r->addr % (1ull << 30) || !r->addr) {
-		fprintf(stderr, "racer: --addr must be 1 GiB aligned\n");
-		return -1;
-	}
-	if (r->procs + NR_OPS > MAX_CHILDREN) {
-		fprintf(stderr, "racer: too many processes\n");
-		return -1;
-	}
-	return 0;
 }
 
 static int open_file(struct racer *r)
@@ -248,6 +142,15 @@ static int fill(struct racer *r)
 	return 0;
 }
 
+static volatile sig_atomic_t got_signal;
+static pid_t parent_pid;
+static struct stuck stuck;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
 static pid_t spawn(struct racer *r, struct child *c, const char *role,
 		   int op, unsigned int idx)
 {
@@ -256,6 +159,14 @@ static pid_t spawn(struct racer *r, struct child *c, const char *role,
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
+		/* die with the parent; ^C and hangups are the parent's to handle
+		 * (it stops, reaps and reports) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent_pid)
+			_exit(2);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGTERM, SIG_DFL);
 		if (op < 0)
 			worker_main(r, idx);
 		else
@@ -273,14 +184,18 @@ static void sleep_s(double s)
 {
 	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
 
-	while (nanosleep(&ts, &ts) && errno == EINTR)
+	while (nanosleep(&ts, &ts) && errno == EINTR && !got_signal)
 		;
 }
 
-/* Wait for every child; SIGKILL those still alive after the grace time. */
-static void reap(struct child *c, int n)
+/*
+ * Wait for every child, at most teardown_s; then SIGKILL those still alive
+ * and wait up to 10 s more; any still there is stuck (a task blocked in the
+ * kernel): recorded with its stack for the JSON, and the run fails.
+ */
+static void reap(struct child *c, int n, uint64_t teardown_s)
 {
-	uint64_t deadline = now_ns() + REAP_GRACE_S * 1000000000ull;
+	uint64_t deadline = now_ns() + teardown_s * 1000000000ull;
 	int left = n;
 	bool killed = false;
 
@@ -299,14 +214,23 @@ static void reap(struct child *c, int n)
 		}
 		if (pid < 0 && errno == ECHILD)
 			break;
-		if (!killed && now_ns() > deadline) {
+		if (now_ns() > deadline) {
+			if (killed) {
+				for (int k = 0; k < n; k++)
+					if (!c[k].reaped)
+						stuck_add(&stuck, c[k].pid, c[k].role);
+				fail("%u processes still there after SIGKILL (see stuck)",
+				     stuck.count);
+				break;
+			}
 			for (int k = 0; k < n; k++)
 				if (!c[k].reaped) {
-					fail("%s process %d still running %ds after stop: killed",
-					     c[k].role, c[k].pid, REAP_GRACE_S);
+					fail("%s process %d still running %" PRIu64 " s after stop: killed",
+					     c[k].role, c[k].pid, teardown_s);
 					kill(c[k].pid, SIGKILL);
 				}
 			killed = true;
+			deadline = now_ns() + 10000000000ull;
 		}
 		sleep_s(0.02);
 	}
@@ -341,7 +265,8 @@ struct outcome {
 	bool vm_ok;
 };
 
-static void write_json(FILE *f, const struct racer *r, const struct outcome *o,
+/* true when writing failed */
+static bool write_json(FILE *f, const struct racer *r, const struct outcome *o,
 		       const struct kmsg_scan *k)
 {
 	const struct racer_shared *sh = r->sh;
@@ -471,24 +396,66 @@ static void write_json(FILE *f, const struct racer *r, const struct outcome *o,
 	json_obj_end(&j);
 	json_obj_end(&j);
 	kmsg_json(&j, k);
+	stuck_json(&j, &stuck);
 	json_obj_end(&j);
-	json_finish(&j);
+	return json_finish(&j) != 0;
 }
 
 int main(int argc, char **argv)
 {
-	static struct child kids[MAX_CHILDREN];
+	static struct child kids[RACER_MAX_CHILDREN];
 	struct racer r;
 	struct outcome o = { .status = "ok" };
 	struct kmsg_scan k;
 	struct rusage ru;
-	const char *json_path = NULL;
-	int nkids = 0, err = 0;
+	static struct outfile outf;
+	struct sigaction sa;
+	char msg[512];
+	int nkids = 0, err = 0, rc;
 	uint64_t t0, needed;
 	FILE *out;
 
-	if (parse_args(argc, argv, &r, &json_path))
+	if (racer_parse(argc, argv, &r, msg, sizeof(msg)) ||
+	    (!r.help && racer_validate(&r, msg, sizeof(msg)))) {
+		fprintf(stderr, "racer: %s\n", msg);
 		return 2;
+	}
+	if (r.help) {
+		racer_usage(stdout);
+		return 0;
+	}
+	if (r.check) {
+		struct needs n;
+		struct machine_res m;
+		char opts[160];
+
+		racer_needs(&r, &n);
+		if (r.guest_shape) {
+			if (machine_shape(r.guest_shape, &m, msg, sizeof(msg))) {
+				fprintf(stderr, "racer: %s\n", msg);
+				return 2;
+			}
+			racer_needs_opts(&r, opts, sizeof(opts));
+			if (needs_fit(opts, &n, &m, msg, sizeof(msg))) {
+				fprintf(stderr, "racer: %s\n", msg);
+				return 2;
+			}
+		}
+		needs_print_ok(&n);
+		return 0;
+	}
+	/* fail fast on an unwritable --json, without truncating it yet */
+	if ((err = outfile_open(&outf, r.json))) {
+		fprintf(stderr, "racer: --json %s: %s\n", r.json, strerror(-err));
+		return 2;
+	}
+	err = 0;
+	parent_pid = getpid();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	utc_now_iso(o.started, sizeof(o.started));
 	t0 = now_ns();
 	kmsg_open(&k);
@@ -538,7 +505,7 @@ int main(int argc, char **argv)
 
 	sleep_s((double)r.duration_s);
 	atomic_store(&r.sh->stop, 1);
-	reap(kids, nkids);
+	reap(kids, nkids, r.teardown_s);
 	close(r.fd);
 	r.fd = -1;
 	o.elapsed_s = (double)(now_ns() - t0) / 1e9;
@@ -576,8 +543,12 @@ int main(int argc, char **argv)
 		fail("/dev/kmsg unavailable: kernel log not checked");
 	else if (k.findings)
 		fail("kernel log: %u findings since start", k.findings);
-	if (failures.n)
+	if (got_signal) {
+		fail("interrupted by signal %d", (int)got_signal);
+		o.status = "error";
+	} else if (failures.n) {
 		o.status = "fail";
+	}
 	goto report;
 
 error:
@@ -593,14 +564,14 @@ report:
 		o.majflt = ru.ru_majflt;
 	}
 	utc_now_iso(o.finished, sizeof(o.finished));
-	out = json_path && strcmp(json_path, "-") ? fopen(json_path, "w") : stdout;
-	if (!out) {
-		fprintf(stderr, "racer: %s: %s\n", json_path, strerror(errno));
-		return 2;
+	rc = got_signal ? 128 + got_signal : !strcmp(o.status, "ok") ? 0 :
+	     !strcmp(o.status, "fail") ? 1 : 2;
+	out = outfile_begin(&outf);
+	if (!out || write_json(out, &r, &o, &k) | (outfile_end(&outf, out) != 0)) {
+		fprintf(stderr, "racer: error writing the JSON document%s%s\n",
+			r.json ? " to " : "", r.json ? r.json : "");
+		rc = rc ? rc : 1;
 	}
-	write_json(out, &r, &o, &k);
-	if (out != stdout)
-		fclose(out);
 	fprintf(stderr, "racer: %s: %" PRIu64 " reads, %" PRIu64 " writes, %"
 		PRIu64 " tag errors, ops", o.status, r.sh ? r.sh->reads : 0,
 		r.sh ? r.sh->writes : 0, r.sh ? r.sh->tag_errors : 0);
@@ -614,5 +585,5 @@ report:
 	kmsg_close(&k);
 	kvlist_free(&o.vm_before);
 	kvlist_free(&o.vm_after);
-	return !strcmp(o.status, "ok") ? 0 : !strcmp(o.status, "fail") ? 1 : 2;
+	return rc;
 }

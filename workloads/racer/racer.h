@@ -9,12 +9,23 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <stdio.h>
+
 #include "hist.h"
+#include "needs.h"
 
 enum racer_op { OP_DONTNEED, OP_MPROTECT, OP_MUNMAP, OP_PUNCH, NR_OPS };
 extern const char *const racer_op_names[NR_OPS + 1];
 
 #define MAX_SAMPLES 16
+#define RACER_MAX_CHILDREN 1024
+#define RACER_MIN_ADDR 0x100000000ull   /* 4 GiB */
+#define RACER_MAX_END 0x8000000000ull    /* 512 GiB */
+/* Memory besides the huge pages (racer_needs): per process, per thread
+ * stack, and the parent (estimates, rounded up generously). */
+#define RACER_PROC_COST_KIB 512
+#define RACER_THREAD_COST_KIB 8192
+#define RACER_PARENT_COST_MIB 32
 
 /* Per huge page control block (shared anonymous memory). */
 struct page_ctl {
@@ -49,12 +60,23 @@ struct racer {
 	uint64_t size, page_size, addr, ops, seed;
 	uint64_t duration_s, procs, threads, write_pct, inject;
 	const char *path;           /* hugetlbfs dir, NULL: memfd */
+	const char *json;           /* --json, NULL: stdout */
+	uint64_t teardown_s;        /* bound of the wait for the children */
+	bool check, help;
+	const char *guest_shape;
 	/* runtime */
 	int fd;
 	uint64_t npages;
 	struct page_ctl *ctl;
 	struct racer_shared *sh;
 };
+
+/* options.c: no side effects */
+void racer_usage(FILE *f);
+int racer_parse(int argc, char **argv, struct racer *r, char *err, size_t errlen);
+int racer_validate(const struct racer *r, char *err, size_t errlen);
+void racer_needs(const struct racer *r, struct needs *n);
+void racer_needs_opts(const struct racer *r, char *buf, size_t len);
 
 /* worker.c */
 int map_whole(const struct racer *r, bool noreplace);

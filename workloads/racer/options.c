@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * racer options: parsing, input checks and what a run needs.  No side
+ * effects (no mapping, fork or file), so a real run and --check take the
+ * same path and tests/test_racer_options.c drives it directly.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+#include "opts.h"
+#include "racer.h"
+#include "tag.h"
+
+const char *const racer_op_names[NR_OPS + 1] = {
+	"dontneed", "mprotect", "munmap", "punch", NULL
+};
+
+static int seterr(char *err, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int seterr(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+#define BAD(...) return seterr(err, errlen, __VA_ARGS__)
+
+void racer_usage(FILE *f)
+{
+	fprintf(f,
+"usage: racer [options]\n"
+"  --duration S      seconds of racing (default 60)\n"
+"  --procs N         worker processes (default 4)\n"
+"  --threads N       threads per worker process (default 2)\n"
+"  --size SIZE       file and mapping size, e.g. 1G (default 1G); the pool\n"
+"                    needs size/page-size free pages, + 4 (2M) or + 1 (1G)\n"
+"                    with punch\n"
+"  --page-size SIZE  huge page size 2M or 1G (default 2M)\n"
+"  --ops LIST        unshare operations: dontneed,mprotect,munmap,punch\n"
+"                    (default all; \"none\" for none)\n"
+"  --write-pct N     percent of worker accesses that re-tag (default 20)\n"
+"  --path DIR        hugetlbfs mount (of --page-size) for the file\n"
+"                    (default: memfd)\n"
+"  --addr ADDR       mapping address, 1 GiB aligned, 0x hex or decimal, from\n"
+"                    4 GiB; the file ends by 512 GiB (default 0x4000000000)\n"
+"  --seed N          random seed (default 1)\n"
+"  --inject-errors N self-test: plant N stale tags the checker must report\n"
+"                    (the run then fails with N tag errors)\n"
+"  --json FILE       write the result document to FILE (default stdout)\n"
+"  --teardown-timeout-s S  bound of the wait for the children after the\n"
+"                    stop (default 60); then the JSON names the stuck ones\n"
+"  --check [--guest-shape mem_mib=M,hugepages_2m=N,hugepages_1g=K,vcpus=V]\n"
+"                    validate the options, print what the run needs as\n"
+"                    JSON (README.md); nothing runs\n"
+"Exit status: 0 ok, 1 check failed, 2 usage or setup error, 128+N signal N.\n");
+}
+
+
+int racer_parse(int argc, char **argv, struct racer *r, char *err, size_t errlen)
+{
+	static const struct option lo[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "procs", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "size", required_argument, NULL, 's' },
+		{ "page-size", required_argument, NULL, 'P' },
+		{ "ops", required_argument, NULL, 'o' },
+		{ "write-pct", required_argument, NULL, 'w' },
+		{ "path", required_argument, NULL, 'D' },
+		{ "addr", required_argument, NULL, 'a' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "inject-errors", required_argument, NULL, 'I' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "teardown-timeout-s", required_argument, NULL, 'T' },
+		{ "check", no_argument, NULL, 'C' },
+		{ "guest-shape", required_argument, NULL, 'G' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *bad;
+	int c;
+
+	*r = (struct racer){ .size = 1ull << 30, .page_size = 2ull << 20,
+		.addr = 0x4000000000ull, .ops = (1u << NR_OPS) - 1, .seed = 1,
+		.duration_s = 60, .procs = 4, .threads = 2, .write_pct = 20,
+		.teardown_s = 60, .fd = -1 };
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+		const char *what = NULL;
+		int e = 0;
+
+		switch (c) {
+		case 'd': e = parse_u64(optarg, 1, 86400, &r->duration_s); what = "an integer in [1, 86400]"; break;
+		case 'p': e = parse_u64(optarg, 1, 512, &r->procs); what = "an integer in [1, 512]"; break;
+		case 't': e = parse_u64(optarg, 1, 64, &r->threads); what = "an integer in [1, 64]"; break;
+		case 's': e = parse_size(optarg, &r->size); what = "a size such as 1G"; break;
+		case 'P': e = parse_size(optarg, &r->page_size); what = "2M or 1G"; break;
+		case 'o':
+			e = parse_list(optarg, racer_op_names, &r->ops, &bad);
+			what = "a list of dontneed,mprotect,munmap,punch or none";
+			break;
+		case 'w': e = parse_u64(optarg, 0, 100, &r->write_pct); what = "an integer in [0, 100]"; break;
+		case 'D': r->path = optarg; break;
+		case 'a':
+			e = parse_addr(optarg, &r->addr);
+			what = "0x and hex digits, or decimal without a leading 0";
+			break;
+		case 'S': e = parse_u64(optarg, 0, UINT64_MAX, &r->seed); what = "a decimal integer"; break;
+		case 'I': e = parse_u64(optarg, 0, 1000, &r->inject); what = "an integer in [0, 1000]"; break;
+		case 'j': r->json = optarg; break;
+		case 'T': e = parse_u64(optarg, 1, 3600, &r->teardown_s); what = "an integer in [1, 3600]"; break;
+		case 'C': r->check = true; break;
+		case 'G': r->guest_shape = optarg; break;
+		case 'h': r->help = true; break;
+		case ':': BAD("option %s needs a value (see --help)", argv[optind - 1]);
+		default: BAD("unknown option %s (see --help)", argv[optind - 1]);
+		}
+		if (e)
+			for (const struct option *o = lo; o->name; o++)
+				if (o->val == c)
+					BAD("--%s: bad value '%s' (%s)", o->name, optarg, what);
+	}
+	if (optind != argc)
+		BAD("unexpected argument '%s' (see --help)", argv[optind]);
+	return 0;
+}
+
+int racer_validate(const struct racer *r, char *err, size_t errlen)
+{
+	if (r->guest_shape && !r->check)
+		BAD("--guest-shape is only valid with --check");
+	if (r->page_size != (2ull << 20) && r->page_size != (1ull << 30))
+		BAD("--page-size must be 2M or 1G");
+	if (r->size == 0 || r->size % r->page_size || r->size > TAG_MAX_FILE)
+		BAD("--size must be a positive multiple of --page-size, at most 64G");
+	if (r->addr < RACER_MIN_ADDR || r->addr >= RACER_MAX_END || r->addr % (1ull << 30))
+		BAD("--addr %#" PRIx64 ": must be 1 GiB aligned, from 0x100000000 (4 GiB) and below 0x8000000000 (512 GiB)",
+		    r->addr);
+	if (r->size > RACER_MAX_END - r->addr)
+		BAD("--size at --addr %#" PRIx64 ": the file must end by 0x8000000000 (512 GiB)", r->addr);
+	if (r->procs + NR_OPS > RACER_MAX_CHILDREN)
+		BAD("--procs: too many processes");
+	return 0;
+}
+
+void racer_needs(const struct racer *r, struct needs *n)
+{
+	struct model_res m;
+	uint64_t pages = r->size / r->page_size, procs;
+	/* every worker and unsharer maps the whole file; count it unshared */
+	struct model_cfg mc = { r->size, r->page_size, r->addr, 0, false };
+
+	memset(n, 0, sizeof(*n));
+	/* A punched page can stay allocated while its index faults again:
+	 * punch needs one punch range of slack (up to 4 pages, 1 for 1G). */
+	if (r->ops & (1u << OP_PUNCH))
+		pages += r->page_size >= (1ull << 30) ? 1 : 4;
+	if (r->page_size == (1ull << 30))
+		n->hugepages_1g = pages;
+	else
+		n->hugepages_2m = pages;
+	procs = r->procs + (uint64_t)__builtin_popcountll(r->ops);
+	mc.sessions = procs;
+	model_compute(&mc, &m);
+	n->mem_mib = (m.expected_bytes + procs * (RACER_PROC_COST_KIB * 1024 +
+						  r->threads * RACER_THREAD_COST_KIB * 1024) +
+		      (r->size / r->page_size) * sizeof(struct page_ctl) +
+		      RACER_PARENT_COST_MIB * (1ull << 20) + (1ull << 20) - 1) >> 20;
+	n->processes = 1 + procs;
+}
+
+void racer_needs_opts(const struct racer *r, char *buf, size_t len)
+{
+	char b1[32], b2[32];
+
+	snprintf(buf, len, "--size %s --page-size %s --procs %" PRIu64 " --threads %" PRIu64,
+		 fmt_size(r->size, b1, sizeof(b1)), fmt_size(r->page_size, b2, sizeof(b2)),
+		 r->procs, r->threads);
+}
