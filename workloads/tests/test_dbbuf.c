@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -61,15 +62,38 @@ static void test_states(void **state)
 	assert_int_equal(dbbuf_verify(w, NW, 7, &ver), DBBUF_BAD);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The payload must tell buffers and versions apart: a stale version or a
+ * buffer read at the wrong index (a foreign page) must not verify.  No two
+ * of 200 indexes x 20 versions may share a payload word, and a buffer
+ * filled for one (index, version) must fail verification as any other.
+ */
 static void test_mix(void **state)
 {
+	static uint64_t v[200 * 20];
+	uint64_t w[16], ver;
+	size_t n = 0;
+
 	(void)state;
-	/* never zero, so a written payload is never mistaken for a reset */
-	for (uint64_t i = 0; i < 2000; i++)
-		for (uint64_t v = 1; v < 50; v++)
-			assert_true(dbbuf_mix(i, v) != 0);
-	assert_true(dbbuf_mix(1, 1) != dbbuf_mix(1, 2));
-	assert_true(dbbuf_mix(1, 1) != dbbuf_mix(2, 1));
+	for (uint64_t i = 0; i < 200; i++)
+		for (uint64_t k = 1; k <= 20; k++)
+			v[n++] = dbbuf_mix(i, k);
+	qsort(v, n, sizeof(v[0]), cmp_u64);
+	for (size_t i = 1; i < n; i++)
+		assert_true(v[i] != v[i - 1]);
+	dbbuf_fill(w, 16, 7, 3);
+	assert_int_equal(dbbuf_verify(w, 16, 7, &ver), DBBUF_OK);
+	assert_int_equal(ver, 3);
+	assert_int_equal(dbbuf_verify(w, 16, 8, &ver), DBBUF_BAD);
+	w[5] = dbbuf_mix(7, 2);         /* one stale word */
+	assert_int_equal(dbbuf_verify(w, 16, 7, &ver), DBBUF_BAD);
 }
 
 int main(void)
