@@ -1,4 +1,5 @@
-"""Command line: hugelab-report render RUN_DIR | compare BASELINE CANDIDATE.
+"""Command line: hugelab-report render RUN_DIR | latest [RUNS_DIR] |
+compare BASELINE CANDIDATE | compare --baseline RUN... --candidate RUN....
 
 Exit status: render 0 (1 with --fail-on-check when a check failed);
 compare 0 no regression, 1 regression; 2 bad input for both."""
@@ -35,19 +36,32 @@ def parser():
     lt = sub.add_parser("latest", help="point RUNS_DIR/latest at the "
                         "newest run (by run id timestamp or start time)")
     lt.add_argument("runs_dir", nargs="?", default=render.RUNS_DIR)
-    c = sub.add_parser("compare", help="compare two runs; exit 1 on a "
-                       "regression")
-    c.add_argument("baseline")
-    c.add_argument("candidate")
+    c = sub.add_parser(
+        "compare", help="compare baseline run(s) with candidate run(s); "
+        "exit 1 on a regression",
+        usage="%(prog)s [BASELINE CANDIDATE] [--baseline RUN...] "
+        "[--candidate RUN...] [options]")
+    c.add_argument("pair", nargs="*", metavar="RUN",
+                   help="BASELINE CANDIDATE (one run a side)")
+    c.add_argument("--baseline", nargs="+", default=[], metavar="RUN",
+                   help="baseline run directories (repeats)")
+    c.add_argument("--candidate", nargs="+", default=[], metavar="RUN",
+                   help="candidate run directories (repeats)")
+    c.add_argument("--out", help="where compare.md, compare.json and "
+                   "junit-compare.xml go (default: the first candidate "
+                   "run)")
     c.add_argument("--tolerance", type=_fraction, default=0.02,
                    help="relative tolerance of deterministic figures "
                    "(default 0.02)")
-    c.add_argument("--alpha", type=_fraction, default=0.01,
-                   help="significance level of the latency test "
-                   "(default 0.01)")
-    c.add_argument("--threshold", type=_fraction, default=0.10,
-                   help="latency regression: mean slower by more than this "
-                   "fraction (default 0.10)")
+    c.add_argument("--threshold", type=_fraction,
+                   default=cmpmod.DEFAULT_THRESHOLD,
+                   help="latency regression: every candidate run above "
+                   "every baseline run by more than this fraction "
+                   "(default %(default)s)")
+    c.add_argument("--count-slack", type=int,
+                   default=cmpmod.DEFAULT_COUNT_SLACK,
+                   help="stall counts must also differ by more than this "
+                   "many samples (default %(default)s)")
     c.add_argument("--noise-pages", type=int, default=cmpmod.NOISE_PAGES,
                    help="page-table pages a PageTables delta may move "
                    "between runs without a change (default %(default)s)")
@@ -67,20 +81,41 @@ def do_render(a):
     return 1 if a.fail_on_check and c["failed"] else 0
 
 
+def compare_sides(a):
+    """(baseline dirs, candidate dirs) from the two-argument form or the
+    --baseline/--candidate lists; RunDirError when they do not add up."""
+    if a.pair and (a.baseline or a.candidate):
+        raise rundir.RunDirError("give BASELINE CANDIDATE or --baseline/"
+                                 "--candidate, not both")
+    if a.pair:
+        if len(a.pair) != 2:
+            raise rundir.RunDirError("want BASELINE CANDIDATE, got %d run "
+                                     "directories" % len(a.pair))
+        return [a.pair[0]], [a.pair[1]]
+    if not a.baseline or not a.candidate:
+        raise rundir.RunDirError("want at least one --baseline and one "
+                                 "--candidate run directory")
+    return a.baseline, a.candidate
+
+
 def do_compare(a):
-    base = rundir.load(a.baseline)
-    cand = rundir.load(a.candidate)
-    res = cmpmod.compare(base, cand, tolerance=a.tolerance, alpha=a.alpha,
+    bdirs, cdirs = compare_sides(a)
+    base = [rundir.load(d) for d in bdirs]
+    cand = [rundir.load(d) for d in cdirs]
+    out = a.out or cand[0].path
+    if not os.path.isdir(out):
+        raise rundir.RunDirError("%s: not a directory" % out)
+    res = cmpmod.compare(base, cand, tolerance=a.tolerance,
                          threshold=a.threshold,
                          check_tolerance=a.check_tolerance,
-                         noise_pages=a.noise_pages)
+                         noise_pages=a.noise_pages,
+                         count_slack=a.count_slack)
     md = render.environment().get_template("compare.md.j2").render(c=res)
-    render.write_text(os.path.join(cand.path, "compare.md"), md)
-    render.write_text(os.path.join(cand.path, "compare.json"),
+    render.write_text(os.path.join(out, "compare.md"), md)
+    render.write_text(os.path.join(out, "compare.json"),
                       json.dumps(res, indent=1, sort_keys=True) + "\n")
     junit.write(cmpmod.checks_of(res),
-                os.path.join(cand.path, "junit-compare.xml"),
-                "hugelab.compare")
+                os.path.join(out, "junit-compare.xml"), "hugelab.compare")
     sys.stdout.write(md)
     return 1 if res["status"] == "regression" else 0
 

@@ -1,27 +1,43 @@
-"""compare BASELINE CANDIDATE: regression rules by metric kind.
+"""compare --baseline RUN... --candidate RUN...: regression rules by kind.
 
-- deterministic figures must be equal within a relative tolerance
-  (default 2 %): page-table bytes per session may not rise (a fall is an
-  improvement), allowing `noise_pages` page-table pages (default 32) on
-  the run's PageTables delta, the noise measured between real runs; the
-  kernel's PMD-sharing counters may not change; the measured bytes per
-  PMD page saved (derived from the PageTables deltas) may not fall by
-  more than the check tolerance (default 25 %);
-- latency histograms are expanded into samples (bucket upper bounds) and
-  compared with a one-sided Mann-Whitney U test: a regression when the
-  candidate is slower with p < alpha (default 0.01, Holm-adjusted over all
-  latency tests of the comparison) AND its mean is more than `threshold`
-  (default 10 %) above the baseline's;
-- any new kernel warning (more findings than the baseline's guest) and any
-  failed check of the candidate is a regression; so is an experiment of the
-  baseline the candidate lacks.
+Each side is R run directories of the same fleet (R repeats; the old
+`compare BASELINE CANDIDATE` is R = 1 a side).  Results are matched by
+guest and experiment name; every figure is first reduced per run, then
+compared run against run (reports/README.md, "compare"):
+
+- latency (mmtests-style): per run and experiment, p50 / p99 (interpolated
+  inside their bucket) / max of each latency histogram and the number of
+  fault samples over 100 ms, 1 s and 2 s.  A metric regresses when EVERY
+  candidate run's value exceeds EVERY baseline run's value by more than
+  `threshold` (and, for stall counts, by more than `count_slack`
+  samples); it improved when the reverse holds;
+  otherwise no change.  With fewer than two runs on a side the verdict is
+  "inconclusive (R=1)": one run pair says nothing about latency under TCG.
+- deterministic: page-table bytes per session and, for runs without a
+  disruptor, the kernel's PMD-sharing counters: the median of the
+  candidate runs against the median of the baseline runs, two-sided, with
+  the noise floor max(relative tolerance, `noise_pages` page-table pages,
+  the spread (max - min) of the baseline runs).  Page tables up beyond it
+  is a regression, down an improvement; a counter changed either way is a
+  regression.  The measured bytes per PMD page saved may not fall by more
+  than the check tolerance.
+- a kernel finding count above every baseline run's, a check failing in a
+  candidate run but in no baseline run, and an experiment of the baseline
+  that no candidate run has are regressions.
 """
 
-from . import latency, model, stats, summary
-from .savings import NOISE_PAGES
+import math
+import statistics
 
-SCHEMA = "hugelab.compare/1"
-MIN_SAMPLES = 20
+from . import latency, model, stats, summary
+from .savings import NOISE_PAGES, counter_keys
+
+SCHEMA = "hugelab.compare/2"
+MIN_SAMPLES = 20            # p99 of a run needs this many samples
+LATENCY_STATS = ("p50", "p99", "max")
+COUNT_METRICS = ("faults", "faults_disrupted", "faulting_disrupted")
+DEFAULT_THRESHOLD = 0.25
+DEFAULT_COUNT_SLACK = 1
 
 
 def _item(kind, key, metric, verdict, base=None, cand=None, detail="",
@@ -34,8 +50,9 @@ def _item(kind, key, metric, verdict, base=None, cand=None, detail="",
 
 def deterministic(kind, key, metric, base, cand, tol, direction,
                   abs_slack=0.0):
-    """direction: 'higher_worse', 'lower_worse' or 'any'.  A change within
-    tol (relative) or within abs_slack (absolute) is no change."""
+    """One figure a side. direction: 'higher_worse', 'lower_worse' or
+    'any'.  A change within tol (relative) or within abs_slack (absolute)
+    is no change."""
     rd = stats.rel_diff(cand, base)
     if abs(rd) <= tol or abs(cand - base) <= abs_slack:
         verdict = "ok"
@@ -53,106 +70,235 @@ def deterministic(kind, key, metric, base, cand, tol, direction,
     return _item(kind, key, metric, verdict, base, cand, detail, rel_diff=rd)
 
 
-def latency_item(key, metric, hb, hc, alpha, threshold):
-    nb, nc = stats.hist_count(hb), stats.hist_count(hc)
-    mb, mc = stats.hist_mean(hb), stats.hist_mean(hc)
+def deterministic_runs(kind, key, metric, bvals, cvals, tol, direction,
+                       abs_slack=0.0):
+    """Several runs a side: the medians, with the noise floor widened to
+    the spread of the baseline runs (what repeats of one kernel moved; the
+    candidate's spread would grow with the very change it measures)."""
+    mb, mc = statistics.median(bvals), statistics.median(cvals)
+    spread = max(bvals) - min(bvals)
+    it = deterministic(kind, key, metric, mb, mc, tol, direction,
+                       max(abs_slack, spread))
+    if len(bvals) > 1 or len(cvals) > 1:
+        it["detail"] = "medians of %d / %d runs; %s; run spread %.6g" % (
+            len(bvals), len(cvals), it["detail"], spread)
+        it["baseline_runs"], it["candidate_runs"] = bvals, cvals
+    return it
+
+
+def separation_chance(nb, nc):
+    """Chance that nc candidate values all exceed nb baseline values when
+    all runs come from one distribution (exchangeable, no ties): the
+    false-alarm bound of one latency item before the threshold."""
+    return 1.0 / math.comb(nb + nc, nb)
+
+
+def latency_verdict(key, metric, bvals, cvals, threshold, slack=0.0):
+    """Run-against-run verdict of one per-run latency figure."""
+    nb, nc = len(bvals), len(cvals)
     if not nb and not nc:
-        return None                 # recorded in neither run
-    if nb < MIN_SAMPLES or nc < MIN_SAMPLES:
-        return _item("latency", key, metric, "skipped", mb, mc,
-                     "too few samples (%d, %d < %d)" % (nb, nc, MIN_SAMPLES))
-    u, p, effect = stats.mann_whitney_greater(stats.expand(hc),
-                                              stats.expand(hb))
-    ratio = mc / mb if mb else float("inf")
-    sb, sc = stats.summary(hb), stats.summary(hc)
-    # The verdict waits for the Holm adjustment over all latency tests.
-    return _item(
-        "latency", key, metric, "pending", mb, mc,
-        "mean %.0f -> %.0f ns (x%.3f), Mann-Whitney U one-sided p=%.3g, "
-        "P(candidate > baseline)=%.3f; p99 %s -> %s" % (
-            mb, mc, ratio, p, effect, sb["p99"], sc["p99"]),
-        p_value=p, effect=effect, mean_ratio=ratio,
-        p99_ratio=sc["p99"] / sb["p99"] if sb["p99"] else None,
-        samples=[nb, nc])
-
-
-def decide_latency(items, alpha, threshold):
-    """Holm-adjust the p-values of the pending latency items (family-wise
-    error alpha over the whole comparison) and set their verdicts: a
-    regression needs the adjusted p < alpha and the mean slower by more
-    than threshold."""
-    pending = [i for i in items if i["verdict"] == "pending"]
-    adj = stats.holm([i["p_value"] for i in pending])
-    for i, p in zip(pending, adj):
-        i["p_adjusted"] = p
-        slower = p < alpha and i["mean_ratio"] > 1 + threshold
-        i["verdict"] = "regression" if slower else "ok"
-        i["detail"] += "; Holm-adjusted p=%.3g" % p
-
-
-def _results(run):
-    return {(r.guest, r.name): r for r in run.results()}
+        return None
+    if nb < 2 or nc < 2:
+        return _item("latency", key, metric, "inconclusive", bvals, cvals,
+                     "inconclusive (R=%d): one run a side cannot tell a "
+                     "kernel from the host's noise" % min(nb, nc) if
+                     min(nb, nc) == 1 else
+                     "recorded in %d baseline and %d candidate runs" % (
+                         nb, nc))
+    lo_c, hi_c = min(cvals), max(cvals)
+    lo_b, hi_b = min(bvals), max(bvals)
+    if lo_c > hi_b * (1 + threshold) + slack:
+        verdict, how = "regression", "every candidate run above every " \
+            "baseline run"
+    elif hi_c * (1 + threshold) + slack < lo_b:
+        verdict, how = "improved", "every candidate run below every " \
+            "baseline run"
+    else:
+        verdict, how = "ok", "runs overlap"
+    ratio = (statistics.median(cvals) / statistics.median(bvals)
+             if statistics.median(bvals) else None)
+    detail = "%s (threshold x%.2f%s); median ratio %s" % (
+        how, 1 + threshold, ", +%g" % slack if slack else "",
+        "%.3g" % ratio if ratio is not None else "n/a")
+    return _item("latency", key, metric, verdict, bvals, cvals, detail,
+                 runs=[nb, nc], median_ratio=ratio,
+                 separation_chance=separation_chance(nb, nc))
 
 
 def _counters(r):
-    from .savings import counter_keys
     vm = r.get("vmstat_delta") or {}
     return {k: vm[k] for k in counter_keys(vm).values()}
 
 
-def counter_items(key, b, c, tolerance):
-    """The kernel's PMD-sharing counters of one experiment in both runs.
-
-    Compared as exact figures (within the tolerance, either way) only when
-    neither run had a disruptor: without one the counts follow from the
-    configuration (one share per full slot per extra process).  A
-    disruptor's operations unshare and re-share as often as the operations
-    happened to land, so 10 vs 15 hole punches change the counts without
-    any change of the kernel: such counters are listed, not judged."""
-    cb, cc = _counters(b), _counters(c)
-    db = b.config.get("disrupt") or []
-    dc = c.config.get("disrupt") or []
-    out = []
-    for name in sorted(set(cb) | set(cc)):
-        if name not in cb or name not in cc:
-            out.append(_item("deterministic", key, name, "changed",
-                             cb.get(name), cc.get(name),
-                             "counter present in one run only"))
-        elif db or dc:
-            out.append(_item(
-                "deterministic", key, name, "skipped", cb[name], cc[name],
-                "not compared: disruptor (%s) operations unshare and "
-                "re-share, the count depends on how many ran" % ",".join(
-                    sorted(set(db) | set(dc)))))
-        else:
-            out.append(deterministic("deterministic", key, name, cb[name],
-                                     cc[name], tolerance, "any"))
+def run_figures(run):
+    """Per (guest, experiment) of one run: the figures compare reduces the
+    run to."""
+    out = {}
+    for r in run.results():
+        f = {"program": r.program, "config": r.config, "latency": {}}
+        out[(r.guest, r.name)] = f
+        if r.program != "shmdb":
+            continue
+        f["sessions"] = r.config.get("sessions") or 1
+        f["disrupt"] = list(r.config.get("disrupt") or [])
+        pt = r.get("pagetables_per_session")
+        if isinstance(pt, (int, float)):
+            f["pagetables_per_session"] = pt
+        f["counters"] = _counters(r)
+        hists = [(label, r.get(*path)) for label, path in latency.METRICS]
+        for op, d in sorted((r.get("disruptor", "ops") or {}).items()):
+            hists.append(("disruptor." + op, (d or {}).get("duration")))
+        for label, h in hists:
+            n = stats.hist_count(h)
+            s = stats.summary(h)
+            if not s:
+                continue
+            lat = f["latency"]
+            lat[(label, "p50")] = stats.percentile_interp(h, 50)
+            lat[(label, "max")] = s["max"]
+            if n >= MIN_SAMPLES:
+                lat[(label, "p99")] = stats.percentile_interp(h, 99)
+            if label in COUNT_METRICS:
+                for t, name in stats.STALL_THRESHOLDS:
+                    lat[(label, "over_" + name)] = stats.count_over(h, t)[0]
     return out
+
+
+def _by_key(figs):
+    """[{key: figures}] of the runs of a side -> {key: [figures...]}."""
+    out = {}
+    for runfig in figs:
+        for k, f in runfig.items():
+            out.setdefault(k, []).append(f)
+    return out
+
+
+def _values(fs, get):
+    return [v for v in (get(f) for f in fs) if v is not None]
+
+
+def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
+                     noise_pages):
+    items = []
+    if bf[0]["program"] != "shmdb":
+        return items
+    bp = _values(bf, lambda f: f.get("pagetables_per_session"))
+    cp = _values(cf, lambda f: f.get("pagetables_per_session"))
+    n = cf[0].get("sessions") or 1
+    if bp and cp:
+        items.append(deterministic_runs(
+            "deterministic", k, "pagetables_per_session", bp, cp, tolerance,
+            "higher_worse", noise_pages * model.PT_PAGE / n))
+    disrupt = sorted({d for f in bf + cf for d in f.get("disrupt") or []})
+    names = sorted({c for f in bf + cf for c in f.get("counters") or {}})
+    for name in names:
+        vb = _values(bf, lambda f: (f.get("counters") or {}).get(name))
+        vc = _values(cf, lambda f: (f.get("counters") or {}).get(name))
+        if not vb or not vc:
+            items.append(_item("deterministic", k, name, "changed",
+                               vb or None, vc or None,
+                               "counter present in one side only"))
+        elif disrupt:
+            items.append(_item(
+                "deterministic", k, name, "skipped", vb, vc,
+                "not compared: disruptor (%s) operations unshare and "
+                "re-share, the count depends on how many ran" %
+                ",".join(disrupt)))
+        else:
+            items.append(deterministic_runs("deterministic", k, name, vb,
+                                            vc, tolerance, "any"))
+    keys = sorted({lk for f in bf + cf for lk in f["latency"]},
+                  key=lambda x: (x[0], x[1]))
+    for label, stat in keys:
+        vb = _values(bf, lambda f: f["latency"].get((label, stat)))
+        vc = _values(cf, lambda f: f["latency"].get((label, stat)))
+        counting = stat.startswith("over_")
+        it = latency_verdict(k, "%s %s" % (label, stat), vb, vc,
+                             threshold, count_slack if counting else 0.0)
+        if it is not None:
+            items.append(it)
+    return items
 
 
 def check_items(base_checks, cand_checks):
-    """Render's checks: a check failing in the candidate but not in the
-    baseline (passing, skipped or absent there) is a regression; one
-    failing in both is a known failure, not a regression; one failing only
-    in the baseline is fixed.  Checks are matched by suite and name."""
-    bst = {(x["suite"], x["name"]): x["status"] for x in base_checks}
+    """Render's checks of each side (lists of check lists, one per run): a
+    check failing in some candidate run but in no baseline run (passing,
+    skipped or absent there) is a regression; one failing in a baseline
+    run too is a known failure; one failing only in the baseline runs is
+    fixed (improved).  Checks are matched by suite and name."""
+    def failing(runs):
+        out = {}
+        for checks in runs:
+            for x in checks:
+                if x["status"] == "fail":
+                    out.setdefault((x["suite"], x["name"]), x["message"])
+        return out
+    fb, fc = failing(base_checks), failing(cand_checks)
+    seen_c = {(x["suite"], x["name"]) for checks in cand_checks
+              for x in checks}
     out = []
-    for x in cand_checks:
-        was = bst.get((x["suite"], x["name"]))
-        if x["status"] == "fail":
-            verdict = "known-failure" if was == "fail" else "regression"
-            out.append(_item("checks", x["name"], x["suite"], verdict,
-                             was or "absent", "fail", x["message"]))
-        elif was == "fail":
-            out.append(_item("checks", x["name"], x["suite"], "improved",
-                             "fail", x["status"], x["message"]))
+    for (suite, name), msg in sorted(fc.items()):
+        if (suite, name) in fb:
+            out.append(_item("checks", name, suite, "known-failure", "fail",
+                             "fail", msg))
+        else:
+            out.append(_item("checks", name, suite, "regression",
+                             "not failing", "fail", msg))
+    for (suite, name), msg in sorted(fb.items()):
+        if (suite, name) not in fc and (suite, name) in seen_c:
+            out.append(_item("checks", name, suite, "improved", "fail",
+                             "not failing", msg))
     return out
 
 
-def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
-            check_tolerance=0.25, noise_pages=NOISE_PAGES):
+def warning_items(ab, ac):
+    """A guest whose kernel findings in some candidate run exceed every
+    baseline run's (guests expected to warn are exempt)."""
+    out = []
+    guests = sorted({g for a in ac for g in a["correctness"]["guests"]})
+    for g in guests:
+        gc = [a["correctness"]["guests"][g] for a in ac
+              if g in a["correctness"]["guests"]]
+        if any(x["expect_warnings"] for x in gc):
+            continue
+        wb = [a["correctness"]["guests"][g]["kernel_warnings"]
+              for a in ab if g in a["correctness"]["guests"]] or [0]
+        wc = [x["kernel_warnings"] for x in gc]
+        worst = max(gc, key=lambda x: x["kernel_warnings"])
+        new = max(wc) > max(wb)
+        out.append(_item("warnings", g, "kernel_warnings",
+                         "regression" if new else "ok", wb, wc,
+                         "\n".join(worst["warning_excerpt"][:20])
+                         if new else ""))
+    return out
+
+
+def estimate_items(ab, ac, check_tolerance):
+    out = []
+    eb = _by_key([{g: e for g, e in a["savings"]["pmd_page_estimates"]
+                   .items()} for a in ab])
+    ec = _by_key([{g: e for g, e in a["savings"]["pmd_page_estimates"]
+                   .items()} for a in ac])
+    for g in sorted(set(eb) & set(ec)):
+        vb = _values(eb[g], lambda e: e["bytes_per_pmd_page"])
+        vc = _values(ec[g], lambda e: e["bytes_per_pmd_page"])
+        if vb and vc:
+            out.append(deterministic_runs(
+                "deterministic", g, "sharing_bytes_per_pmd_page", vb, vc,
+                check_tolerance, "lower_worse"))
+    return out
+
+
+def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
+            check_tolerance=0.25, noise_pages=NOISE_PAGES,
+            count_slack=DEFAULT_COUNT_SLACK):
+    """Compare baseline run(s) with candidate run(s): a Run or a list of
+    Runs a side."""
+    bases = base if isinstance(base, (list, tuple)) else [base]
+    cands = cand if isinstance(cand, (list, tuple)) else [cand]
     items = []
-    rb, rc = _results(base), _results(cand)
+    rb = _by_key([run_figures(r) for r in bases])
+    rc = _by_key([run_figures(r) for r in cands])
     for key in sorted(set(rc) - set(rb)):
         items.append(_item("coverage", "%s/%s" % key, "result", "new",
                            detail="experiment only in the candidate"))
@@ -162,89 +308,84 @@ def compare(base, cand, tolerance=0.02, alpha=0.01, threshold=0.10,
             items.append(_item("coverage", k, "result", "regression",
                                detail="experiment missing in candidate"))
             continue
-        b, c = rb[key], rc[key]
-        if b.program == "shmdb":
-            pb = b.get("pagetables_per_session")
-            pc = c.get("pagetables_per_session")
-            n = c.config.get("sessions") or 1
-            if isinstance(pb, (int, float)) and isinstance(pc, (int, float)):
-                items.append(deterministic(
-                    "deterministic", k, "pagetables_per_session", pb, pc,
-                    tolerance, "higher_worse",
-                    noise_pages * model.PT_PAGE / n))
-            items.extend(counter_items(k, b, c, tolerance))
-            for label, path in latency.METRICS:
-                hb, hc = b.get(*path), c.get(*path)
-                if isinstance(hb, dict) and isinstance(hc, dict):
-                    items.append(latency_item(k, label, hb, hc, alpha,
-                                              threshold))
-            items = [i for i in items if i is not None]
-            ob = b.get("disruptor", "ops") or {}
-            oc = c.get("disruptor", "ops") or {}
-            for op in sorted(set(ob) & set(oc)):
-                hb = (ob[op] or {}).get("duration")
-                hc = (oc[op] or {}).get("duration")
-                if isinstance(hb, dict) and isinstance(hc, dict):
-                    items.append(latency_item(k, "disruptor." + op, hb, hc,
-                                              alpha, threshold))
-            items = [i for i in items if i is not None]
-    decide_latency(items, alpha, threshold)
-    ab = summary.analyse(base, tolerance=check_tolerance)
-    ac = summary.analyse(cand, tolerance=check_tolerance)
-    eb = ab["savings"]["pmd_page_estimates"]
-    ec = ac["savings"]["pmd_page_estimates"]
-    for g in sorted(set(eb) & set(ec)):
-        vb, vc = eb[g]["bytes_per_pmd_page"], ec[g]["bytes_per_pmd_page"]
-        if vb is not None and vc is not None:
-            items.append(deterministic("deterministic", g,
-                                       "sharing_bytes_per_pmd_page", vb, vc,
-                                       check_tolerance, "lower_worse"))
-    gb, gc = ab["correctness"]["guests"], ac["correctness"]["guests"]
-    for g in sorted(gc):
-        wc = gc[g]["kernel_warnings"]
-        wb = gb[g]["kernel_warnings"] if g in gb else 0
-        if gc[g]["expect_warnings"]:
-            continue
-        items.append(_item("warnings", g, "kernel_warnings",
-                           "regression" if wc > wb else "ok", wb, wc,
-                           "\n".join(gc[g]["warning_excerpt"][:20])
-                           if wc > wb else ""))
-    items.extend(check_items(ab["checks"], ac["checks"]))
+        items.extend(experiment_items(k, rb[key], rc[key], tolerance,
+                                      threshold, count_slack, noise_pages))
+    ab = [summary.analyse(r, tolerance=check_tolerance) for r in bases]
+    ac = [summary.analyse(r, tolerance=check_tolerance) for r in cands]
+    items.extend(estimate_items(ab, ac, check_tolerance))
+    items.extend(warning_items(ab, ac))
+    items.extend(check_items([a["checks"] for a in ab],
+                             [a["checks"] for a in ac]))
     regressions = [i for i in items if i["verdict"] in ("regression",
                                                         "changed")]
+    lat = [i for i in items if i["kind"] == "latency" and
+           i["verdict"] != "inconclusive"]
+    nb, nc = len(bases), len(cands)
     return summary.clean({
         "schema": SCHEMA,
-        "baseline": {"run_id": base.run_id, "path": base.path},
-        "candidate": {"run_id": cand.run_id, "path": cand.path},
-        "settings": {"tolerance": tolerance, "alpha": alpha,
+        "baseline": {"run_ids": [r.run_id for r in bases],
+                     "paths": [r.path for r in bases]},
+        "candidate": {"run_ids": [r.run_id for r in cands],
+                      "paths": [r.path for r in cands]},
+        "runs": {"baseline": nb, "candidate": nc},
+        "settings": {"tolerance": tolerance,
                      "latency_threshold": threshold,
+                     "count_slack": count_slack,
                      "check_tolerance": check_tolerance,
                      "noise_pages": noise_pages,
-                     "min_samples": MIN_SAMPLES,
-                     "max_samples": stats.MAX_SAMPLES},
+                     "min_samples": MIN_SAMPLES},
         "status": "regression" if regressions else "ok",
-        "provenance": {"baseline": ab["provenance"],
-                       "candidate": ac["provenance"]},
-        "parameters": parameters(ab["provenance"], ac["provenance"]),
+        "latency_verdict": (
+            "inconclusive (R=%d)" % min(nb, nc) if min(nb, nc) < 2 else
+            "regression" if any(i["verdict"] == "regression" for i in lat)
+            else "ok"),
+        # Chance that an A/A comparison flags one given latency item, and
+        # the number of items: their product bounds the expected number
+        # of false alarms (before the threshold, which only lowers it).
+        "false_alarm": {
+            "per_item": separation_chance(nb, nc) if min(nb, nc) > 1
+            else None,
+            "items": len(lat),
+            "expected_bound": separation_chance(nb, nc) * len(lat)
+            if min(nb, nc) > 1 else None},
+        "provenance": {"baseline": [a["provenance"] for a in ab],
+                       "candidate": [a["provenance"] for a in ac]},
+        "parameters": parameters([a["provenance"] for a in ab],
+                                 [a["provenance"] for a in ac]),
         "counts": {"items": len(items), "regressions": len(regressions),
                    "new": sum(i["verdict"] == "new" for i in items),
                    "improved": sum(i["verdict"] == "improved"
                                    for i in items),
+                   "known_failures": sum(i["verdict"] == "known-failure"
+                                         for i in items),
+                   "inconclusive": sum(i["verdict"] == "inconclusive"
+                                       for i in items),
                    "skipped": sum(i["verdict"] == "skipped"
                                   for i in items)},
         "items": items,
     })
 
 
-def parameters(pb, pc):
-    """Workload parameters of both runs per guest/experiment, and whether
-    they are the same."""
-    def by(p):
-        return {"%s/%s" % (g, w["experiment"]): w["config"]
-                for g, gd in p["guests"].items() for w in gd["workloads"]}
-    b, c = by(pb), by(pc)
-    return [{"key": k, "baseline": b.get(k), "candidate": c.get(k),
-             "same": b.get(k) == c.get(k)} for k in sorted(set(b) | set(c))]
+def parameters(pbs, pcs):
+    """Workload parameters of both sides per guest/experiment (from the
+    first run of a side that has it), and whether they are the same in
+    every run of both sides."""
+    def by(ps):
+        out = {}
+        for p in ps:
+            for g, gd in p["guests"].items():
+                for w in gd["workloads"]:
+                    out.setdefault("%s/%s" % (g, w["experiment"]),
+                                   []).append(w["config"])
+        return out
+    b, c = by(pbs), by(pcs)
+    rows = []
+    for k in sorted(set(b) | set(c)):
+        allc = b.get(k, []) + c.get(k, [])
+        same = (k in b and k in c and all(x == allc[0] for x in allc))
+        rows.append({"key": k, "baseline": (b.get(k) or [None])[0],
+                     "candidate": (c.get(k) or [None])[0], "same": same})
+    return rows
 
 
 def checks_of(cmp):

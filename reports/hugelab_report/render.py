@@ -365,7 +365,21 @@ def environment():
     env.filters["mdcell"] = lambda v: str(v).replace("|", "\\|").replace(
         "\n", " ")
     env.filters["inline"] = inline_html
+    env.filters["figure"] = figure
     return env
+
+
+def figure(v, metric=""):
+    """A compare figure (one value or one per run) for people: latency
+    statistics as durations, everything else as numbers."""
+    timed = (" p50" in metric or " p99" in metric or " max" in metric)
+    if isinstance(v, list):
+        return ", ".join(figure(x, metric) for x in v) or "n/a"
+    if v is None:
+        return "n/a"
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return ns(v) if timed else num(v)
+    return str(v)
 
 
 def inline_html(text):

@@ -174,3 +174,67 @@ def holm(pvalues):
         running = max(running, min(1.0, (m - rank) * pvalues[i]))
         out[i] = running
     return out
+
+
+# Stall thresholds the reports count samples over (100 ms, 1 s, 2 s).
+STALL_THRESHOLDS = ((100_000_000, "100ms"), (1_000_000_000, "1s"),
+                    (2_000_000_000, "2s"))
+
+
+def bucket_lower(upper):
+    """Smallest value a log2 bucket listed by `upper` can hold: bucket i
+    holds [2^(i-1), 2^i - 1] (workloads/SCHEMA.md)."""
+    return (int(upper) + 1) // 2
+
+
+def count_over(hist, threshold):
+    """(at_least, at_most): samples above `threshold` ns.  Buckets whose
+    whole range lies above it count in both; the one bucket straddling it
+    only in at_most (a log2 bucket spans 2x, so the count is exact to one
+    bucket); a histogram maximum above it makes at_least >= 1."""
+    bs = buckets(hist)
+    if not bs:
+        return 0, 0
+    mx = hist.get("max") if isinstance(hist, dict) else None
+    lo = sum(n for u, n in bs if bucket_lower(u) > threshold)
+    hi = sum(n for u, n in bs if u > threshold)
+    if isinstance(mx, (int, float)):
+        if mx <= threshold:
+            return 0, 0
+        lo = max(lo, 1)
+    return lo, hi
+
+
+def bucket_span(hist):
+    """Ratio of upper to lower bound of the histogram's buckets (2 for
+    log2 buckets), or None without buckets wider than one value."""
+    spans = [u / bucket_lower(u) for u, _ in buckets(hist)
+             if bucket_lower(u) > 0 and u > 1]
+    return max(spans) if spans else None
+
+
+def percentile_interp(hist, q):
+    """Percentile q (0..100) interpolated linearly inside its bucket
+    (samples assumed spread evenly over [lower, upper]), clamped to the
+    histogram's min and max.  Used to compare runs: a bucket-upper-bound
+    percentile jumps 2x when a distribution moves a few percent across a
+    log2 bucket boundary."""
+    bs = buckets(hist)
+    n = sum(k for _, k in bs)
+    if not n:
+        return None
+    rank = q / 100.0 * n
+    seen = 0
+    value = bs[-1][0]
+    for u, k in bs:
+        if seen + k >= rank:
+            lo = bucket_lower(u)
+            value = lo + (u - lo) * max(0.0, rank - seen) / k
+            break
+        seen += k
+    mn, mx = hist.get("min"), hist.get("max")
+    if isinstance(mx, (int, float)):
+        value = min(value, mx)
+    if isinstance(mn, (int, float)):
+        value = max(value, mn)
+    return value

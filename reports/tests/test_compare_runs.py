@@ -1,0 +1,215 @@
+"""compare across repeated runs (R a side): the run-against-run latency
+rule on synthetic per-run values, and the command line on synthetic run
+directories generated from a real fixture with known per-run noise."""
+
+import os
+import random
+import shutil
+
+import pytest
+from conftest import dump_json, load_json
+from test_stats import hist_of
+
+from hugelab_report import cli, compare, rundir
+
+MS = 1_000_000
+
+
+def verdict(b, c, **kw):
+    return compare.latency_verdict("k", "m", b, c,
+                                   kw.pop("threshold", 0.25), **kw)
+
+
+def test_a_a_is_no_regression():
+    assert verdict([10, 12, 11], [11, 10, 12])["verdict"] == "ok"
+    assert verdict([10, 12, 11], [12.4, 13, 14])["verdict"] == "ok"
+
+
+def test_two_x_in_every_run_regresses():
+    it = verdict([10, 12, 11], [20, 24, 22])
+    assert it["verdict"] == "regression"
+    assert it["median_ratio"] == pytest.approx(2.0)
+    assert verdict([20, 24, 22], [10, 12, 11])["verdict"] == "improved"
+
+
+def test_one_noisy_run_does_not_flip_the_verdict():
+    # A/A with one candidate run 5x slower: runs overlap, no regression.
+    assert verdict([10, 12, 11], [11, 55, 12])["verdict"] == "ok"
+    # A/A with one baseline run 5x slower: no improvement either.
+    assert verdict([10, 60, 11], [11, 10, 12])["verdict"] == "ok"
+
+
+def test_one_run_a_side_is_inconclusive():
+    it = verdict([10], [40])
+    assert it["verdict"] == "inconclusive"
+    assert "inconclusive (R=1)" in it["detail"]
+    assert verdict([10, 11], [40])["verdict"] == "inconclusive"
+
+
+def test_stall_counts_need_the_slack():
+    # 0 -> 1 stall over 1 s in every run is within a slack of 1 sample.
+    assert verdict([0, 0, 0], [1, 1, 1], slack=1)["verdict"] == "ok"
+    assert verdict([0, 0, 0], [2, 3, 2], slack=1)["verdict"] == \
+        "regression"
+
+
+def test_separation_chance():
+    assert compare.separation_chance(3, 3) == pytest.approx(1 / 20)
+    assert compare.separation_chance(5, 5) == pytest.approx(1 / 252)
+
+
+def test_measured_false_alarm_rate_of_the_rule():
+    """A/A with runs varying 0.5x..2x (log-uniform; the spread of repeated
+    TCG runs is of this order): the rule's false-alarm rate per item
+    stays under the exchangeable bound 1/C(6,3) = 5 %, and the threshold
+    lowers it further."""
+    rnd = random.Random(1)
+    trials, alarms = 20000, 0
+    for _ in range(trials):
+        runs = [2 ** rnd.uniform(-1, 1) for _ in range(6)]
+        if verdict(runs[:3], runs[3:])["verdict"] == "regression":
+            alarms += 1
+    rate = alarms / trials
+    assert rate < compare.separation_chance(3, 3)
+    assert 0.005 < rate < 0.03      # measured 1.7 % (seeds 1, 2, 3)
+
+
+# Synthetic run directories -------------------------------------------------
+
+def samples(rnd, scale, tail_scale=1.0, n=2000):
+    """Fault latencies of one run: a body of 1-3 ms and 2 % stalls of
+    ~20 ms; `scale` moves everything, `tail_scale` only the stalls."""
+    body = [int(rnd.uniform(1, 3) * MS * scale) for _ in range(n * 49 // 50)]
+    tail = [int(rnd.uniform(15, 25) * MS * scale * tail_scale)
+            for _ in range(n // 50)]
+    return body + tail
+
+
+def make_runs(src, dest, name, r, scale=1.0, tail_scale=1.0, noisy=None,
+              seed=0):
+    """R copies of run directory src whose shmdb fault histograms during
+    disruption are synthetic: each run's own jitter (x0.85..1.15), the
+    side's scale, one run optionally `noisy` times slower."""
+    rnd = random.Random(seed)
+    out = []
+    for i in range(r):
+        d = os.path.join(dest, "%s-2026120%dT000000Z" % (name, i + 1))
+        shutil.copytree(src, d, ignore=shutil.ignore_patterns(
+            "golden", "compare.*", "junit-compare.xml"))
+        jitter = rnd.uniform(0.85, 1.15)
+        k = scale * jitter * (noisy if noisy and i == 1 else 1.0)
+        for res in rundir.load(d).results("shmdb"):
+            doc = load_json(res.path)
+            dd = doc.setdefault("during_disruption", {})
+            dd["faults"] = hist_of(samples(rnd, k, tail_scale))
+            dump_json(res.path, doc)
+        out.append(d)
+    return out
+
+
+def run_compare(base, cand, tmp_path):
+    out = str(tmp_path)
+    code = cli.main(["compare", "--baseline"] + base + ["--candidate"] +
+                    cand + ["--out", out])
+    return code, load_json(os.path.join(out, "compare.json"))
+
+
+def lat(doc, verdict="regression"):
+    return {(i["key"], i["metric"]) for i in doc["items"]
+            if i["kind"] == "latency" and i["verdict"] == verdict}
+
+
+@pytest.fixture
+def src(real_run):
+    return real_run
+
+
+def test_runs_a_a(src, tmp_path):
+    base = make_runs(src, str(tmp_path), "base", 3, seed=1)
+    cand = make_runs(src, str(tmp_path), "cand", 3, seed=2)
+    code, doc = run_compare(base, cand, tmp_path)
+    assert (code, doc["status"], doc["latency_verdict"]) == (0, "ok", "ok")
+    assert doc["runs"] == {"baseline": 3, "candidate": 3}
+    assert doc["false_alarm"]["per_item"] == pytest.approx(0.05)
+
+
+def test_runs_two_x_regression_names_the_metric(src, tmp_path):
+    base = make_runs(src, str(tmp_path), "base", 3, seed=1)
+    cand = make_runs(src, str(tmp_path), "cand", 3, scale=2.0, seed=2)
+    code, doc = run_compare(base, cand, tmp_path)
+    assert code == 1 and doc["latency_verdict"] == "regression"
+    keys = {"%s/%s" % (r.guest, r.name)
+            for r in rundir.load(base[0]).results("shmdb")}
+    for k in keys:
+        assert (k, "faults_disrupted p99") in lat(doc)
+        assert (k, "faults_disrupted p50") in lat(doc)
+    md = open(os.path.join(str(tmp_path), "compare.md")).read()
+    assert "faults_disrupted p99 | REGRESSION" in md
+    # The other way round it is an improvement, not a regression.
+    code, doc = run_compare(cand, base, tmp_path)
+    assert code == 0
+    assert not lat(doc) and lat(doc, "improved")
+
+
+def test_runs_tail_only_regression_detected(src, tmp_path):
+    base = make_runs(src, str(tmp_path), "base", 3, seed=1)
+    cand = make_runs(src, str(tmp_path), "cand", 3, tail_scale=8.0, seed=2)
+    code, doc = run_compare(base, cand, tmp_path)
+    assert code == 1
+    metrics = {m for _, m in lat(doc)}
+    assert "faults_disrupted p99" in metrics
+    assert "faults_disrupted max" in metrics
+    assert "faults_disrupted over_100ms" in metrics
+    assert "faults_disrupted p50" not in metrics
+
+
+def test_runs_one_noisy_run_does_not_flip(src, tmp_path):
+    base = make_runs(src, str(tmp_path), "base", 3, seed=1)
+    cand = make_runs(src, str(tmp_path), "cand", 3, noisy=5.0, seed=2)
+    code, doc = run_compare(base, cand, tmp_path)
+    assert (code, doc["latency_verdict"]) == (0, "ok")
+
+
+def test_runs_r1_against_r3_is_inconclusive(src, tmp_path):
+    base = make_runs(src, str(tmp_path), "base", 1, seed=1)
+    cand = make_runs(src, str(tmp_path), "cand", 3, scale=2.0, seed=2)
+    code, doc = run_compare(base, cand, tmp_path)
+    assert doc["latency_verdict"] == "inconclusive (R=1)"
+    assert code == 0 and not lat(doc)
+
+
+def test_runs_page_tables_use_the_spread(src, tmp_path):
+    """Page tables per session: medians of the runs, noise floor at least
+    the spread of a side's runs; a rise beyond it in the median
+    regresses."""
+    base = make_runs(src, str(tmp_path), "base", 3, seed=1)
+    cand = make_runs(src, str(tmp_path), "cand", 3, seed=2)
+
+    def bump(d, k):
+        r = max(rundir.load(d).results("shmdb"),
+                key=lambda r: r.doc["pagetables_delta"])
+        r.doc["pagetables_per_session"] *= k
+        dump_json(r.path, r.doc)
+        return "%s/%s" % (r.guest, r.name)
+    key = bump(cand[0], 2.0)        # one odd run: median unchanged
+    code, doc = run_compare(base, cand, tmp_path)
+    pt = [i for i in doc["items"] if i["key"] == key and
+          i["metric"] == "pagetables_per_session"]
+    assert [i["verdict"] for i in pt] == ["ok"]
+    bump(cand[1], 2.0)              # two of three: the median rose
+    code, doc = run_compare(base, cand, tmp_path)
+    pt = [i for i in doc["items"] if i["key"] == key and
+          i["metric"] == "pagetables_per_session"]
+    assert [i["verdict"] for i in pt] == ["regression"]
+    assert code == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare", "only-one"],
+    ["compare", "a", "b", "c"],
+    ["compare", "a", "b", "--baseline", "c"],
+    ["compare", "--baseline", "a"],
+])
+def test_bad_arguments_exit_2(argv, tmp_path):
+    assert cli.main([x if x.startswith("-") or x == "compare" else
+                     str(tmp_path / x) for x in argv]) == 2
