@@ -27,9 +27,11 @@ check:
 
 LAB_SH := tests/e2e/run tests/e2e/panic images/build-base tests/deps.sh \
 	tests/run-suite .ci/run playbooks/roles/host/files/kvm-probe \
-	playbooks/roles/run/files/make-bundle playbooks/roles/run/files/build-selftests
+	playbooks/roles/run/files/make-bundle playbooks/roles/run/files/build-selftests \
+	tests/e2e/multi-hv/run
 LAB_PY := tests/e2e/check tests/e2e/check-failure tests/e2e/validate-test \
-	playbooks/roles/run/files/selftest-run
+	playbooks/roles/run/files/selftest-run tests/e2e/multi-hv/check \
+	playbooks/tasks/job-wait playbooks/callback_plugins/hugelab.py
 
 lint-lab:
 	ansible-playbook -i $(INVENTORY) --syntax-check site.yml playbooks/teardown.yml
@@ -39,6 +41,10 @@ lint-lab:
 
 e2e:
 	tests/e2e/run
+
+# Two hypervisors on one machine (localhost + an sshd on a loopback port).
+e2e-multi-hv:
+	tests/e2e/multi-hv/run
 
 teardown:
 	ansible-playbook -i $(INVENTORY) playbooks/teardown.yml
