@@ -307,6 +307,7 @@ static bool write_json(FILE *f, const struct racer *r, const struct outcome *o,
 	snprintf(buf, sizeof(buf), "%#" PRIx64, r->addr);
 	json_kv_str(&j, "address", buf);
 	json_kv_uint(&j, "seed", r->seed);
+	json_kv_uint(&j, "teardown_timeout_s", r->teardown_s);
 	json_obj_end(&j);
 
 	json_kv_double(&j, "elapsed_s", o->elapsed_s);
