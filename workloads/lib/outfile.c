@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "outfile.h"
@@ -34,7 +35,10 @@ FILE *outfile_begin(struct outfile *o)
 		errno = EBADF;
 		return NULL;
 	}
-	if (ftruncate(o->fd, 0))
+	struct stat st;
+
+	/* a regular file is truncated; a pipe or device is written as is */
+	if (fstat(o->fd, &st) || (S_ISREG(st.st_mode) && ftruncate(o->fd, 0)))
 		return NULL;
 	f = fdopen(o->fd, "w");
 	if (f) {

@@ -108,12 +108,43 @@ static void test_fmt(void **state)
 	assert_string_equal(fmt_size(0, b, sizeof(b)), "0");
 }
 
+static void test_addr(void **state)
+{
+	static const struct { const char *s; uint64_t v; } ok[] = {
+		{ "0", 0 }, { "0x0", 0 }, { "0x2000000000", 0x2000000000ull },
+		{ "0X7FC0000000", 0x7fc0000000ull }, { "0xffffffffc0000000", 0xffffffffc0000000ull },
+		{ "137438953472", 0x2000000000ull }, { "0xFFFFFFFFFFFFFFFF", UINT64_MAX },
+	};
+	static const char *const bad[] = {
+		"", "0x", "x10", "010", "02000000000000", "00", "-1", "+1", " 1",
+		"1 ", "0x1g", "0x10000000000000000", "18446744073709551616", "1G",
+		"0b1", NULL,
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		uint64_t v = 12345;
+
+		assert_int_equal(parse_addr(ok[i].s, &v), 0);
+		assert_true(v == ok[i].v);
+	}
+	for (int i = 0; bad[i]; i++) {
+		uint64_t v = 777;
+
+		if (parse_addr(bad[i], &v) != -1)
+			fail_msg("'%s' accepted", bad[i]);
+		assert_true(v == 777);
+	}
+	assert_int_equal(parse_addr(NULL, NULL), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_size_ok),
 		cmocka_unit_test(test_size_bad),
 		cmocka_unit_test(test_u64),
+		cmocka_unit_test(test_addr),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_fmt),
 	};
