@@ -98,3 +98,77 @@ def cdf_plot(rows, mode, metrics):
     fig.suptitle(model.MODE_TITLES.get(mode, mode), fontsize=9)
     fig.subplots_adjust(top=0.84, wspace=0.22)
     return to_svg(fig)
+
+
+LOCK_COLOR = {"i_mmap": "tab:red", "vma": "tab:blue", "none": "tab:gray"}
+
+
+def survival(hist):
+    """(xs, ys): bucket upper bounds and the fraction of samples above
+    each (the empirical CCDF at the bucket edges), starting at the lowest
+    bucket's lower bound with 1; the last point (0) is dropped for a log
+    axis."""
+    bs = stats.buckets(hist)
+    n = sum(k for _, k in bs)
+    if not n:
+        return [], []
+    xs, ys, seen = [stats.bucket_lower(bs[0][0])], [1.0], 0
+    for v, k in bs:
+        seen += k
+        if seen < n:
+            xs.append(v)
+            ys.append((n - seen) / n)
+    return xs, ys
+
+
+def ccdf_plot(rows, mode, metrics):
+    """Log-log survival curves (fraction of faults slower than x) for one
+    page mode: one line per result, coloured by fault-lock mode, from the
+    first of `metrics` the result has.  The bucket width is written in
+    the plot."""
+    fig, ax = plt.subplots(figsize=(9.6, 3.8))
+    fig.subplots_adjust(left=0.08, right=0.6)
+    spans, n_max, drawn = [], 1, False
+    for r in rows:
+        if r["mode"] != mode:
+            continue
+        m = next((m for m in metrics if m in r["metrics"]), None)
+        if m is None:
+            continue
+        h = r["_result"].get(*dict(latency.METRICS)[m])
+        xs, ys = survival(h)
+        if not xs:
+            continue
+        n_max = max(n_max, stats.hist_count(h))
+        span = stats.bucket_span(h)
+        if span:
+            spans.append(span)
+        label = "%s: %s, %s sess. (%s, %s)" % (
+            r["guest"], r["lock"], r["sessions"], r["experiment"], m)
+        ax.step([x / 1e6 for x in xs], ys, where="post", label=label,
+                color=LOCK_COLOR.get(r["lock"]),
+                linestyle="--" if r["lock"] == "vma" else "-")
+        mx = r["metrics"][m]["max"]
+        ax.plot([mx / 1e6], [1.0 / stats.hist_count(h)], marker="|",
+                markersize=8, color=LOCK_COLOR.get(r["lock"]))
+        drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(0.5 / n_max, 1.5)
+    ax.set_xlabel("fault latency x (ms)")
+    ax.set_ylabel("fraction of faults slower than x")
+    for t, name in stats.STALL_THRESHOLDS:
+        ax.axvline(t / 1e6, color="k", linewidth=0.4, linestyle=":")
+    res = ("bucket resolution: each step spans one log2 bucket (x%.0f); "
+           "| marks the maximum" % max(spans)) if spans else ""
+    ax.text(0.01, 0.01, res, transform=ax.transAxes, fontsize=7,
+            va="bottom")
+    ax.grid(True, linewidth=0.3)
+    ax.set_title("%s: fault latency survival (dotted: 100 ms, 1 s, 2 s)"
+                 % model.MODE_TITLES.get(mode, mode), fontsize=8)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0)
+    return to_svg(fig)

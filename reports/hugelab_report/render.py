@@ -9,7 +9,7 @@ import re
 import jinja2
 import markupsafe
 
-from . import junit, latency, model, plots, summary
+from . import junit, latency, model, plots, stats, summary
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 RUNS_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..",
@@ -65,6 +65,107 @@ class Section:
                                 "caption": caption})
 
 
+def params_text(cfg):
+    """Workload parameters as 'key value' pairs, sizes in binary units."""
+    out = []
+    for k in sorted(cfg or {}):
+        v = cfg[k]
+        if isinstance(v, bool):
+            v = "yes" if v else "no"
+        elif v is None:
+            v = "none"
+        elif isinstance(v, int) and ("size" in k or k.endswith("bytes") or
+                                     k.endswith("len")) and v >= 1024:
+            v = model.human_bytes(v)
+        elif isinstance(v, (list, tuple)):
+            v = ",".join(str(x) for x in v) or "none"
+        elif isinstance(v, dict):
+            v = ", ".join("%s %s" % kv for kv in sorted(v.items()))
+        out.append("%s %s" % (k.replace("_", " "), v))
+    return "; ".join(out) or "none"
+
+
+def _page_size(v):
+    try:
+        return model.human_bytes(int(v))
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _count_range(lo_hi):
+    lo, hi = lo_hi
+    return str(lo) if lo == hi else "%d-%d" % (lo, hi)
+
+
+def headline_sections(an):
+    hl = an["headline"]
+    s = Section("Headline")
+    c = an["counts"]
+    s.para("Correctness: %s (%d checks, %d failed, %d skipped; "
+           "details under Correctness and Checks)." % (
+               "pass" if hl["verdict"] == "ok" else "FAIL", c["checks"],
+               c["failed"], c["skipped"]))
+    s.table(["seed claim", "verdict", "measured"],
+            [[x["claim"], x["verdict"].upper(), x["evidence"]]
+             for x in hl["claims"]],
+            "The seed article's claims")
+    s.table(["kernel", "guest", "page mode", "segment", "sessions",
+             "page tables per session", "model", "within model"],
+            [[x["kernel"], x["guest"], x["mode"],
+              model.human_bytes(x["size"]), x["sessions"],
+              model.human_bytes(x["per_session_bytes"]),
+              model.human_bytes(x["model_per_session_bytes"]),
+              x["check"]] for x in hl["page_tables"]],
+            "Page-table bytes per session against the model (per page "
+            "mode the run with the most sessions)")
+    sv = hl["savings"]
+    s.table(["kernel", "guest", "sessions", "segment", "saved (measured)",
+             "saved (model)", "bytes per PMD page (measured)"],
+            [[x["kernel"], x["guest"], x["sessions"],
+              model.human_bytes(x["size"]),
+              model.human_bytes(x["saved_bytes"]),
+              model.human_bytes(x["model_saved_bytes"]),
+              num(x["bytes_per_pmd_page"])] for x in sv["pairs"]],
+            "Saving from sharing at the measured scale")
+    cross = "; ".join("%s %s B" % (g, num(v)) for g, v in
+                      sv["measured_bytes_per_pmd_page"].items()
+                      if v is not None) or "not measured"
+    s.table(["mapping", "processes", "PMD pages per process",
+             "saved with 4096 B per PMD page"],
+            [[model.human_bytes(t["size"]), "{:,}".format(t["processes"]),
+              "{:,}".format(t["per_process_bytes"] // model.PT_PAGE),
+              model.human_bytes(t["saved_bytes"])] for t in sv["targets"]],
+            "Extrapolated to the seed's 1 GB x 10,000 processes and the "
+            "1 TiB it takes for 39 GB")
+    s.para("Extrapolations multiply by the kernel's 4096 bytes per PMD "
+           "page; the measured bytes per PMD page saved are the "
+           "cross-check: %s." % cross)
+    s.table(["fault lock", "kernel", "guest", "experiment", "disrupt",
+             "sessions", "faults", "worst fault stall", "> 100 ms", "> 1 s",
+             "> 2 s"],
+            [[x["lock"], x["kernel"], x["guest"], x["experiment"],
+              ",".join(x["disrupt"]) or "none", x["sessions"], x["count"],
+              ns(x["worst"]), _count_range(x["over"]["100ms"]),
+              _count_range(x["over"]["1s"]), _count_range(x["over"]["2s"])]
+             for x in hl["stalls"]],
+            "Fault stalls per fault-lock mode: during disruption, only "
+            "the reads that faulted when recorded, else all faults then; "
+            "runs without a disruptor last, all first-touch faults (a "
+            "range where a log2 bucket straddles the threshold)")
+    s.table(["kernel", "guest", "status", "kernel findings",
+             "warnings expected", "failed checks"],
+            [[x["kernel"], x["guest"], x["status"], x["kernel_findings"],
+              "yes" if x["expect_warnings"] else "no", x["failed_checks"]]
+             for x in hl["correctness"]], "Correctness per guest")
+    rows = an["latency"]["rows"]
+    for m in [m for m in model.MODES if any(r["mode"] == m for r in rows)]:
+        s.figure(plots.ccdf_plot(rows, m, CCDF_METRICS),
+                 "Survival (CCDF) of fault latency per fault-lock mode, "
+                 "log-log, %s: the fraction of faults slower than x; "
+                 "each step is one histogram bucket" % model.MODE_TITLES[m])
+    return [s]
+
+
 def provenance_sections(pv):
     s = Section("Provenance")
     src = pv.get("source") or {}
@@ -99,7 +200,7 @@ def provenance_sections(pv):
         for w in g["workloads"]:
             rows.append([name, w["experiment"], w["program"],
                          w["hugetlb_fault_lock"] or "none",
-                         "`%s`" % json.dumps(w["config"], sort_keys=True)])
+                         params_text(w["config"])])
     s.table(["guest", "experiment", "program", "fault lock", "parameters"],
             rows, "Workload parameters")
     return [s]
@@ -235,6 +336,9 @@ def savings_sections(sav, tolerance):
 
 HIST_COLUMNS = ("transactions", "faults", "transactions_disrupted",
                 "faults_disrupted", "faulting_disrupted")
+# CCDF panels of the headline: fault latency (only the faulting reads,
+# else faults during disruption, else all first-touch faults).
+CCDF_METRICS = ("faulting_disrupted", "faults_disrupted", "faults")
 # CDF panels: the metric during disruption, or all samples without one.
 CDF_METRICS = (("faults_disrupted", "faults"),
                ("transactions_disrupted", "transactions"))
@@ -325,8 +429,9 @@ def correctness_sections(cor, pv):
                              sorted(r["unshare_ops"].items())) or "none"]
                   for r in g["racers"]], "Racer")
         gs.table(["experiment", "page size", "before", "after", "returned"],
-                 [[h["experiment"], h["page_size"], json.dumps(h["before"]),
-                   json.dumps(h["after"]), h["returned"]]
+                 [[h["experiment"], _page_size(h["page_size"]),
+                   params_text(h["before"]), params_text(h["after"]),
+                   h["returned"]]
                   for h in g["hugepages"]], "Huge page accounting")
         gs.table(["experiment", "test", "status", "seconds"],
                  [[t["experiment"], t["name"], t["status"],
@@ -350,11 +455,12 @@ def checks_section(an):
 
 
 def sections(an, tolerance):
-    return (provenance_sections(an["provenance"]) +
+    return (headline_sections(an) +
             savings_sections(an["savings"], tolerance) +
             latency_sections(an["latency"]) +
             correctness_sections(an["correctness"], an["provenance"]) +
-            checks_section(an))
+            checks_section(an) +
+            provenance_sections(an["provenance"]))
 
 
 def environment():
@@ -386,11 +492,19 @@ def inline_html(text):
     """Escape text for HTML and turn `code` spans into <code>."""
     parts = str(markupsafe.escape(text)).split("`")
     if len(parts) % 2 == 0:         # unbalanced: leave the backticks
-        return markupsafe.Markup("`".join(parts))
+        return markupsafe.Markup(LONG_TOKEN.sub(
+            r'<span class="brk">\1</span>', "`".join(parts)))
     out = []
     for i, p in enumerate(parts):
+        p = LONG_TOKEN.sub(r'<span class="brk">\1</span>', p)
         out.append("<code>%s</code>" % p if i % 2 else p)
     return markupsafe.Markup("".join(out))
+
+
+# Tokens this long (hashes, paths, parameter lists without spaces) may
+# break anywhere, so that a table fits a 1366 px screen; shorter words
+# keep whole.
+LONG_TOKEN = re.compile(r"(\S{24,})")
 
 
 RUN_ID_TIME = re.compile(r"(\d{8}T\d{6}Z)")

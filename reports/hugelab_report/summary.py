@@ -6,7 +6,7 @@ a platform's arithmetic."""
 
 import math
 
-from . import VERSION, correctness, latency, provenance, savings
+from . import VERSION, correctness, headline, latency, provenance, savings
 
 SCHEMA = "hugelab.summary/1"
 
@@ -41,7 +41,7 @@ def analyse(run, tolerance=0.25):
                               "".join("; " + f for f in
                                       run.manifest.get("failures") or []))})
     failed = [c for c in checks if c["status"] == "fail"]
-    return {
+    an = {
         "schema": SCHEMA,
         "generator": "hugelab-report/%s" % VERSION,
         "run_id": run.run_id,
@@ -54,6 +54,8 @@ def analyse(run, tolerance=0.25):
         "counts": {"checks": len(checks), "failed": len(failed),
                    "skipped": sum(c["status"] == "skip" for c in checks)},
     }
+    an["headline"] = headline.analyse(an)
+    return an
 
 
 def to_json(an):
