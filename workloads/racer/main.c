@@ -11,7 +11,7 @@
  * page accounting must return to its start values and the kernel log must
  * show no WARNING/BUG/Oops/Bad page/lockdep/RCU stall since the start.
  * Result: JSON "hugelab.racer/1" (workloads/SCHEMA.md).
- * Exit: 0 ok, 1 a check failed, 2 bad usage or setup failure.
+ * Exit: 0 ok, 1 a check failed, 2 bad usage or setup failure, 128+N signal N.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,9 +37,12 @@
 #include "opts.h"
 #include "procfs.h"
 #include "outfile.h"
+#include "page.h"
 #include "racer.h"
 #include "stuck.h"
 #include "tag.h"
+#include "unshare.h"
+#include "worker.h"
 
 
 #define MAX_FAILURES 64
@@ -122,7 +125,7 @@ static int init_ctl(struct racer *r)
 	for (uint64_t i = 0; i < r->npages; i++)
 		pthread_mutex_init(&r->ctl[i].lock, &a);
 	pthread_mutexattr_destroy(&a);
-	for (int op = 0; op < NR_OPS; op++)
+	for (int op = 0; op < NOPS; op++)
 		hist_init(&r->sh->op_lat[op]);
 	return 0;
 }
@@ -170,7 +173,7 @@ static pid_t spawn(struct racer *r, struct child *c, const char *role,
 		if (op < 0)
 			worker_main(r, idx);
 		else
-			unsharer_main(r, (enum racer_op)op, idx);
+			unsharer_main(r, (enum wl_op)op, idx);
 		_exit(2);
 	}
 	if (pid > 0) {
@@ -297,9 +300,9 @@ static bool write_json(FILE *f, const struct racer *r, const struct outcome *o,
 	json_kv_uint(&j, "page_size", r->page_size);
 	json_key(&j, "ops");
 	json_arr_begin(&j);
-	for (int op = 0; op < NR_OPS; op++)
+	for (int op = 0; op < NOPS; op++)
 		if (r->ops & (1u << op))
-			json_str(&j, racer_op_names[op]);
+			json_str(&j, op_names[op]);
 	json_arr_end(&j);
 	json_kv_uint(&j, "write_pct", r->write_pct);
 	json_kv_uint(&j, "inject_errors", r->inject);
@@ -320,6 +323,7 @@ static bool write_json(FILE *f, const struct racer *r, const struct outcome *o,
 	json_kv_uint(&j, "reads", sh ? sh->reads : 0);
 	json_kv_uint(&j, "strict_reads", sh ? sh->strict_reads : 0);
 	json_kv_uint(&j, "weak_reads", sh ? sh->weak_reads : 0);
+	json_kv_uint(&j, "file_words", sh ? sh->file_words : 0);
 	json_kv_uint(&j, "zero_reads", sh ? sh->zero_reads : 0);
 	json_kv_uint(&j, "writes", sh ? sh->writes : 0);
 	json_kv_uint(&j, "retags_after_punch", sh ? sh->retags_after_punch : 0);
@@ -347,21 +351,21 @@ static bool write_json(FILE *f, const struct racer *r, const struct outcome *o,
 	json_arr_end(&j);
 	json_key(&j, "unshare_ops");
 	json_obj_begin(&j);
-	for (int op = 0; op < NR_OPS; op++)
+	for (int op = 0; op < NOPS; op++)
 		if (r->ops & (1u << op))
-			json_kv_uint(&j, racer_op_names[op], sh ? sh->ops[op] : 0);
+			json_kv_uint(&j, op_names[op], sh ? sh->ops[op] : 0);
 	json_obj_end(&j);
 	json_key(&j, "unshare_op_errors");
 	json_obj_begin(&j);
-	for (int op = 0; op < NR_OPS; op++)
+	for (int op = 0; op < NOPS; op++)
 		if (r->ops & (1u << op))
-			json_kv_uint(&j, racer_op_names[op], sh ? sh->op_errors[op] : 0);
+			json_kv_uint(&j, op_names[op], sh ? sh->op_errors[op] : 0);
 	json_obj_end(&j);
 	json_key(&j, "unshare_latency");
 	json_obj_begin(&j);
-	for (int op = 0; op < NR_OPS; op++)
+	for (int op = 0; op < NOPS; op++)
 		if (sh && (r->ops & (1u << op))) {
-			json_key(&j, racer_op_names[op]);
+			json_key(&j, op_names[op]);
 			hist_json(&j, &sh->op_lat[op]);
 		}
 	json_obj_end(&j);
@@ -496,9 +500,9 @@ int main(int argc, char **argv)
 		if (spawn(&r, &kids[nkids], "worker", -1, i) < 0)
 			break;
 	o.workers = nkids;
-	for (int op = 0; op < NR_OPS; op++)
+	for (int op = 0; op < NOPS; op++)
 		if ((r.ops & (1u << op)) &&
-		    spawn(&r, &kids[nkids], racer_op_names[op], op, (unsigned int)op) > 0)
+		    spawn(&r, &kids[nkids], op_names[op], op, (unsigned int)op) > 0)
 			nkids++;
 	o.unsharers = nkids - o.workers;
 	if (nkids != (int)r.procs + __builtin_popcountll(r.ops))
@@ -529,14 +533,14 @@ int main(int argc, char **argv)
 		     o.hp_before.surp, o.hp_after.surp);
 	if (r.sh->tag_errors)
 		fail("%" PRIu64 " tag errors", (uint64_t)r.sh->tag_errors);
-	for (int op = 0; op < NR_OPS; op++)
+	for (int op = 0; op < NOPS; op++)
 		if (r.sh->op_errors[op])
 			fail("%s: %" PRIu64 " failed calls, first: %s",
-			     racer_op_names[op], (uint64_t)r.sh->op_errors[op],
+			     op_names[op], (uint64_t)r.sh->op_errors[op],
 			     r.sh->op_error_msg[op]);
-	for (int op = 0; op < NR_OPS; op++)
+	for (int op = 0; op < NOPS; op++)
 		if ((r.ops & (1u << op)) && !r.sh->ops[op])
-			fail("%s: no operation completed", racer_op_names[op]);
+			fail("%s: no operation completed", op_names[op]);
 	if (!r.sh->reads)
 		fail("no page was read");
 	kmsg_poll(&k);
@@ -576,9 +580,9 @@ report:
 	fprintf(stderr, "racer: %s: %" PRIu64 " reads, %" PRIu64 " writes, %"
 		PRIu64 " tag errors, ops", o.status, r.sh ? r.sh->reads : 0,
 		r.sh ? r.sh->writes : 0, r.sh ? r.sh->tag_errors : 0);
-	for (int op = 0; op < NR_OPS; op++)
+	for (int op = 0; op < NOPS; op++)
 		if (r.ops & (1u << op))
-			fprintf(stderr, " %s=%" PRIu64, racer_op_names[op],
+			fprintf(stderr, " %s=%" PRIu64, op_names[op],
 				r.sh ? r.sh->ops[op] : 0);
 	fprintf(stderr, ", %u kernel log findings\n", k.findings);
 	for (int i = 0; i < failures.n; i++)

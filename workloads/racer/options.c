@@ -15,9 +15,6 @@
 #include "racer.h"
 #include "tag.h"
 
-const char *const racer_op_names[NR_OPS + 1] = {
-	"dontneed", "mprotect", "munmap", "punch", NULL
-};
 
 static int seterr(char *err, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -89,7 +86,7 @@ int racer_parse(int argc, char **argv, struct racer *r, char *err, size_t errlen
 	int c;
 
 	*r = (struct racer){ .size = 1ull << 30, .page_size = 2ull << 20,
-		.addr = 0x4000000000ull, .ops = (1u << NR_OPS) - 1, .seed = 1,
+		.addr = 0x4000000000ull, .ops = RACER_OPS, .seed = 1,
 		.duration_s = 60, .procs = 4, .threads = 2, .write_pct = 20,
 		.teardown_s = 60, .fd = -1 };
 	opterr = 0;
@@ -105,7 +102,7 @@ int racer_parse(int argc, char **argv, struct racer *r, char *err, size_t errlen
 		case 's': e = parse_size(optarg, &r->size); what = "a size such as 1G"; break;
 		case 'P': e = parse_size(optarg, &r->page_size); what = "2M or 1G"; break;
 		case 'o':
-			e = parse_list(optarg, racer_op_names, &r->ops, &bad);
+			e = parse_list(optarg, op_names, &r->ops, &bad);
 			what = "a list of dontneed,mprotect,munmap,punch or none";
 			break;
 		case 'w': e = parse_u64(optarg, 0, 100, &r->write_pct); what = "an integer in [0, 100]"; break;
@@ -129,6 +126,8 @@ int racer_parse(int argc, char **argv, struct racer *r, char *err, size_t errlen
 				if (o->val == c)
 					BAD("--%s: bad value '%s' (%s)", o->name, optarg, what);
 	}
+	if (r->ops & ~(uint64_t)RACER_OPS)
+		BAD("--ops: truncate changes the file size; racer runs dontneed,mprotect,munmap,punch");
 	if (optind != argc)
 		BAD("unexpected argument '%s' (see --help)", argv[optind]);
 	return 0;
@@ -147,7 +146,7 @@ int racer_validate(const struct racer *r, char *err, size_t errlen)
 		    r->addr);
 	if (r->size > RACER_MAX_END - r->addr)
 		BAD("--size at --addr %#" PRIx64 ": the file must end by 0x8000000000 (512 GiB)", r->addr);
-	if (r->procs + NR_OPS > RACER_MAX_CHILDREN)
+	if (r->procs + NOPS > RACER_MAX_CHILDREN)
 		BAD("--procs: too many processes");
 	return 0;
 }

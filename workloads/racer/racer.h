@@ -13,9 +13,11 @@
 
 #include "hist.h"
 #include "needs.h"
+#include "ops.h"
 
-enum racer_op { OP_DONTNEED, OP_MPROTECT, OP_MUNMAP, OP_PUNCH, NR_OPS };
-extern const char *const racer_op_names[NR_OPS + 1];
+/* racer's unshare operations (lib/ops.h numbering) */
+#define RACER_OPS ((1u << OP_DONTNEED) | (1u << OP_MPROTECT) | \
+		   (1u << OP_MUNMAP) | (1u << OP_PUNCH))
 
 #define MAX_SAMPLES 16
 #define RACER_MAX_CHILDREN 1024
@@ -40,19 +42,20 @@ struct tag_sample {
 	uint64_t page, word, found, expect;
 	int32_t pid;
 	char role[12];
-	char check[8];              /* strict / weak */
+	char check[8];              /* strict / weak / file */
 };
 
 struct racer_shared {
 	_Atomic int stop;
 	_Atomic uint64_t reads, strict_reads, weak_reads, zero_reads;
+	_Atomic uint64_t file_words;    /* words compared with pread() */
 	_Atomic uint64_t writes, retags_after_punch;
 	_Atomic uint64_t tag_errors;
-	_Atomic uint64_t ops[NR_OPS], op_errors[NR_OPS];
+	_Atomic uint64_t ops[NOPS], op_errors[NOPS];
 	_Atomic uint32_t nsamples;
 	struct tag_sample samples[MAX_SAMPLES];
-	char op_error_msg[NR_OPS][96];
-	struct hist op_lat[NR_OPS];
+	char op_error_msg[NOPS][96];
+	struct hist op_lat[NOPS];
 };
 
 struct racer {
@@ -77,18 +80,5 @@ int racer_parse(int argc, char **argv, struct racer *r, char *err, size_t errlen
 int racer_validate(const struct racer *r, char *err, size_t errlen);
 void racer_needs(const struct racer *r, struct needs *n);
 void racer_needs_opts(const struct racer *r, char *buf, size_t len);
-
-/* worker.c */
-int map_whole(const struct racer *r, bool noreplace);
-void page_write(const struct racer *r, uint64_t i, bool after_punch);
-void page_inject_stale(const struct racer *r, uint64_t i);
-bool page_lock(const struct racer *r, uint64_t i);
-void page_unlock(const struct racer *r, uint64_t i);
-/* Check page i through the mapping; returns false if it read all zero. */
-bool page_check(const struct racer *r, uint64_t i, const char *role);
-void worker_main(struct racer *r, unsigned int idx);
-
-/* unshare.c */
-void unsharer_main(struct racer *r, enum racer_op op, unsigned int idx);
 
 #endif

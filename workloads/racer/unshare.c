@@ -21,13 +21,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "racer.h"
+#include "page.h"
 #include "rng.h"
 #include "tag.h"
+#include "unshare.h"
 
 #define SLOT (1ull << 30)
 
-static void op_error(struct racer *r, enum racer_op op, const char *what)
+static void op_error(struct racer *r, enum wl_op op, const char *what)
 {
 	if (!atomic_fetch_add(&r->sh->op_errors[op], 1))
 		snprintf(r->sh->op_error_msg[op], sizeof(r->sh->op_error_msg[0]),
@@ -70,9 +71,9 @@ out:
 	return ret;
 }
 
-void unsharer_main(struct racer *r, enum racer_op op, unsigned int idx)
+void unsharer_main(struct racer *r, enum wl_op op, unsigned int idx)
 {
-	const char *name = racer_op_names[op];
+	const char *name = op_names[op];
 	uint64_t rs = rng_seed(r->seed, 1000000 + idx);
 	uint64_t per_slot = SLOT >= r->page_size ? SLOT / r->page_size : 1;
 	struct hist lat;

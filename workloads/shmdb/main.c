@@ -225,11 +225,14 @@ static int reap(void)
 		} else {
 			int i = child_index(p);
 
-			if (i >= 0)
+			if (i >= 0) {
 				reaped[i] = true;
-			nreaped++;
-			if (!ok)
-				nsess_failed++;
+				nreaped++;
+				if (!ok)
+					nsess_failed++;
+			} else {
+				who = p == prefault_pid ? "prefault process" : "process";
+			}
 		}
 		if (!ok) {
 			if (WIFSIGNALED(st))

@@ -20,8 +20,6 @@
 const char *const backing_names[] = { "shm", "hugetlbfs", "memfd", "anon", NULL };
 const char *const attach_names[] = { "fork", "attach", NULL };
 const char *const placement_names[] = { "aligned", "skewed", NULL };
-const char *const op_names[] = { "punch", "truncate", "mprotect", "munmap",
-				 "dontneed", NULL };
 
 #define G (1ull << 30)
 #define MIB (1ull << 20)

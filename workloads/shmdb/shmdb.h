@@ -13,15 +13,14 @@
 #include "hist.h"
 #include "model.h"
 #include "needs.h"
+#include "ops.h"
 
 enum backing { B_SHM, B_HUGETLBFS, B_MEMFD, B_ANON };
 enum attach_mode { A_FORK, A_ATTACH };
-enum op { OP_PUNCH, OP_TRUNCATE, OP_MPROTECT, OP_MUNMAP, OP_DONTNEED, NOPS };
 
 extern const char *const backing_names[];
 extern const char *const attach_names[];
 extern const char *const placement_names[];
-extern const char *const op_names[];
 
 #define DEFAULT_BASE 0x2000000000ull    /* 128 GiB: first 512 GiB PUD range */
 #define MIN_BASE 0x100000000ull         /* 4 GiB: clear of the program and heap */

@@ -49,6 +49,7 @@ static void test_bad_inputs(void **state)
 		{ "--threads 65", "--threads: bad value" },
 		{ "--duration 0", "--duration: bad value" },
 		{ "--ops punch,nope", "--ops: bad value" },
+		{ "--ops truncate", "--ops: truncate changes the file size" },
 		{ "--write-pct 101", "--write-pct: bad value" },
 		{ "--teardown-timeout-s 0", "--teardown-timeout-s: bad value" },
 		{ "--guest-shape mem_mib=1", "only valid with --check" },
@@ -69,9 +70,10 @@ static void test_bad_inputs(void **state)
 static void test_good_inputs(void **state)
 {
 	static const struct { const char *args; uint64_t addr, size, ops, seed; } rows[] = {
-		{ "", 0x4000000000ull, 1ull << 30, 0xf, 1 },
-		{ "--addr 0x100000000 --size 2M", 0x100000000ull, 2ull << 20, 0xf, 1 },
-		{ "--addr 274877906944", 0x4000000000ull, 1ull << 30, 0xf, 1 },
+		{ "", 0x4000000000ull, 1ull << 30, RACER_OPS, 1 },
+		{ "--addr 0x100000000 --size 2M", 0x100000000ull, 2ull << 20, RACER_OPS, 1 },
+		{ "--addr 274877906944", 0x4000000000ull, 1ull << 30, RACER_OPS, 1 },
+		{ "--ops dontneed,mprotect,munmap,punch", 0x4000000000ull, 1ull << 30, RACER_OPS, 1 },
 		{ "--addr 0x7fc0000000 --size 1G --ops none", 0x7fc0000000ull, 1ull << 30, 0, 1 },
 		{ "--ops punch,dontneed --seed 219525303", 0x4000000000ull, 1ull << 30,
 		  (1u << OP_PUNCH) | (1u << OP_DONTNEED), 219525303 },
