@@ -213,3 +213,33 @@ def test_runs_page_tables_use_the_spread(src, tmp_path):
 def test_bad_arguments_exit_2(argv, tmp_path):
     assert cli.main([x if x.startswith("-") or x == "compare" else
                      str(tmp_path / x) for x in argv]) == 2
+
+
+def test_canary_without_sharing_regresses_naming_the_metric(tmp_path):
+    """A canary kernel that does not share: its aligned 2 MiB runs cost one
+    PMD page per session (the model's unshared figure).  Every run of it
+    regresses page tables per session and newly fails the model band."""
+    from conftest import FIXTURES
+    smoke = [n for n in os.listdir(FIXTURES) if n.startswith("smoke-")][0]
+    src = os.path.join(FIXTURES, smoke)
+    base = make_runs(src, str(tmp_path), "base", 3, seed=1)
+    cand = make_runs(src, str(tmp_path), "cand", 3, seed=2)
+    key = None
+    for d in cand:
+        for r in rundir.load(d).results("shmdb"):
+            if (r.config.get("page_size") == 2 * 1024 * 1024 and
+                    r.config.get("placement") != "skewed"):
+                n = r.config["sessions"]
+                r.doc["pagetables_delta"] = n * 4096
+                r.doc["pagetables_per_session"] = 4096.0
+                dump_json(r.path, r.doc)
+                key = "%s/%s" % (r.guest, r.name)
+    code, doc = run_compare(base, cand, tmp_path)
+    assert code == 1
+    reg = {(i["kind"], i["key"], i["metric"]) for i in doc["items"]
+           if i["verdict"] == "regression"}
+    assert ("deterministic", key, "pagetables_per_session") in reg
+    assert ("checks", key + " pagetables within model", "savings") in reg
+    # The same runs as baseline and candidate: no regression.
+    code, doc = run_compare(cand, cand, tmp_path)
+    assert (code, doc["status"]) == (0, "ok")
