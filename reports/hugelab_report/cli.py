@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import sys
+import traceback
 
 from . import compare as cmpmod
 from . import junit, render, rundir
@@ -141,4 +142,13 @@ def main(argv=None):
         return do_compare(a)
     except rundir.RunDirError as e:
         print("hugelab-report: %s" % e, file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, KeyError, AttributeError,
+            IndexError, ZeroDivisionError) as e:
+        # A document of the right schema holding values of the wrong type
+        # (a string where a count goes): bad input, never exit 1, which
+        # would read as a regression.
+        traceback.print_exc()
+        print("hugelab-report: cannot read this input (%s: %s)" % (
+            type(e).__name__, e), file=sys.stderr)
         return 2

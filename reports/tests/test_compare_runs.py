@@ -243,3 +243,15 @@ def test_canary_without_sharing_regresses_naming_the_metric(tmp_path):
     # The same runs as baseline and candidate: no regression.
     code, doc = run_compare(cand, cand, tmp_path)
     assert (code, doc["status"]) == (0, "ok")
+
+
+def test_values_of_the_wrong_type_are_bad_input(real_run, tmp_path):
+    """A result of the right schema with a string where a number goes:
+    exit 2 for compare and render, never 1 (a regression)."""
+    cand = str(tmp_path / "cand")
+    shutil.copytree(real_run, cand)
+    r = next(rundir.load(cand).results("shmdb"))
+    r.doc["transactions"]["latency"] = {"buckets": [["x", 1]], "count": 1}
+    dump_json(r.path, r.doc)
+    assert cli.main(["compare", real_run, cand]) == 2
+    assert cli.main(["render", cand, "--runs-dir", str(tmp_path)]) == 2
