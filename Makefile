@@ -9,9 +9,9 @@ export HUGELAB_CACHE
 
 # Fast steps (no guests), then the guest steps in rising cost.
 CHECK_STEPS := workloads:check kernel-build:check reports:check lint-lab
-TEST_STEPS := $(CHECK_STEPS) workloads:smoke kernel-build:test e2e
+TEST_STEPS := fresh-root $(CHECK_STEPS) workloads:smoke kernel-build:test e2e
 
-.PHONY: lab test check deps lint-lab e2e teardown
+.PHONY: lab test check deps lint-lab e2e teardown fresh-root
 
 lab:
 	tests/deps.sh lab
@@ -25,11 +25,11 @@ check:
 	tests/deps.sh check
 	tests/run-suite $(CHECK_STEPS)
 
-LAB_SH := tests/e2e/run tests/e2e/panic images/build-base tests/deps.sh \
+LAB_SH := tests/fresh-root images/host-mirror tests/e2e/run tests/e2e/panic images/build-base tests/deps.sh \
 	tests/run-suite .ci/run playbooks/roles/host/files/kvm-probe \
 	playbooks/roles/run/files/make-bundle playbooks/roles/run/files/build-selftests \
 	tests/e2e/multi-hv/run
-LAB_PY := tests/e2e/check tests/e2e/check-failure tests/e2e/validate-test \
+LAB_PY := tests/check-tools tests/e2e/check tests/e2e/check-failure tests/e2e/validate-test \
 	playbooks/roles/run/files/selftest-run tests/e2e/multi-hv/check \
 	playbooks/tasks/job-wait playbooks/callback_plugins/hugelab.py
 
@@ -45,6 +45,10 @@ e2e:
 # Two hypervisors on one machine (localhost + an sshd on a loopback port).
 e2e-multi-hv:
 	tests/e2e/multi-hv/run
+
+# A clean Debian 12 root: tests/deps.sh lab/test install all the code calls.
+fresh-root:
+	tests/fresh-root lab test
 
 teardown:
 	ansible-playbook -i $(INVENTORY) playbooks/teardown.yml
