@@ -44,8 +44,12 @@ def test_run_against_itself_is_no_regression(name, tmp_path):
     assert not [i for i in doc["items"] if i["verdict"] == "regression"]
     failing = [i for i in doc["items"] if i["kind"] == "checks"]
     assert all(i["verdict"] == "known-failure" for i in failing)
-    # The same directory on both sides too.
+    # The same directory on both sides too, and two runs a side.
     assert cli.main(["compare", base, base]) == 0
+    assert cli.main(["compare", "--baseline", base, cand, "--candidate",
+                     cand, base, "--out", str(tmp_path)]) == 0
+    doc = load_json(os.path.join(str(tmp_path), "compare.json"))
+    assert doc["latency_verdict"] == "ok" and doc["status"] == "ok"
 
 
 def test_failed_check_in_both_is_known_newly_failing_regresses(tmp_path):
