@@ -147,6 +147,18 @@ static int fill(struct racer *r)
 
 static volatile sig_atomic_t got_signal;
 static pid_t parent_pid;
+
+/*
+ * Test-only (README.md, "Test hooks"): HUGELAB_TEST_STUCK_WORKER=1 makes
+ * worker 0 never exit and the parent spare it from SIGKILL, standing for a
+ * task stuck in the kernel; it dies with the parent (PR_SET_PDEATHSIG).
+ */
+static bool test_stuck_worker(void)
+{
+	const char *e = getenv("HUGELAB_TEST_STUCK_WORKER");
+
+	return e && !strcmp(e, "1");
+}
 static struct stuck stuck;
 
 static void on_signal(int sig)
@@ -170,6 +182,9 @@ static pid_t spawn(struct racer *r, struct child *c, const char *role,
 		signal(SIGINT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGTERM, SIG_DFL);
+		if (op < 0 && idx == 0 && test_stuck_worker())
+			for (;;)
+				pause();        /* test-only: never exits */
 		if (op < 0)
 			worker_main(r, idx);
 		else
@@ -230,7 +245,8 @@ static void reap(struct child *c, int n, uint64_t teardown_s)
 				if (!c[k].reaped) {
 					fail("%s process %d still running %" PRIu64 " s after stop: killed",
 					     c[k].role, c[k].pid, teardown_s);
-					kill(c[k].pid, SIGKILL);
+					if (!(k == 0 && test_stuck_worker()))
+						kill(c[k].pid, SIGKILL);
 				}
 			killed = true;
 			deadline = now_ns() + 10000000000ull;
