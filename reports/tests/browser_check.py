@@ -100,11 +100,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--keep", help="copy report.html and screenshot.png "
                     "here")
+    ap.add_argument("--fixture", default=FIXTURE_PREFIX,
+                    help="fixture run name prefix (default %(default)s)")
     a = ap.parse_args(argv)
-    names = [n for n in fixture_runs() if n.startswith(FIXTURE_PREFIX)]
+    names = [n for n in fixture_runs() if n.startswith(a.fixture)]
     if not names:
         raise SystemExit("browser_check: no %s* fixture under %s" % (
-            FIXTURE_PREFIX, FIXTURES))
+            a.fixture, FIXTURES))
     tmp = tempfile.mkdtemp(prefix="hugelab-browser-")
     try:
         d = copy_run(names[0], os.path.join(tmp, names[0]))
