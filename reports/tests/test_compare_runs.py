@@ -255,3 +255,15 @@ def test_values_of_the_wrong_type_are_bad_input(real_run, tmp_path):
     dump_json(r.path, r.doc)
     assert cli.main(["compare", real_run, cand]) == 2
     assert cli.main(["render", cand, "--runs-dir", str(tmp_path)]) == 2
+
+
+def test_false_alarm_bound_counts_varying_figures(src, tmp_path):
+    base = make_runs(src, str(tmp_path), "base", 3, seed=1)
+    cand = make_runs(src, str(tmp_path), "cand", 3, seed=2)
+    code, doc = run_compare(base, cand, tmp_path)
+    fa = doc["false_alarm"]
+    lat = [i for i in doc["items"] if i["kind"] == "latency"]
+    varying = [i for i in lat
+               if len(set(i["baseline"]) | set(i["candidate"])) > 1]
+    assert fa["items"] == len(lat) > fa["varying_items"] == len(varying) > 0
+    assert fa["expected_bound"] == pytest.approx(len(varying) / 20, rel=1e-5)
