@@ -33,7 +33,7 @@ declare -A PKGS=(
   [smoke]="build-essential busybox-static qemu-system-x86 qemu-utils cpio
            xz-utils zstd dpkg-dev"
   # Rendered-page check of report.html.
-  [browser]="chromium fonts-dejavu-core"
+  [browser]="chromium fonts-dejavu-core python3-pil"
 )
 declare -A COMPOSITE=(
   [lab]="build kernel hypervisor ansible reports"
