@@ -29,12 +29,13 @@ LAB_SH := tests/fresh-root images/host-mirror tests/e2e/run tests/e2e/panic imag
 	tests/run-suite .ci/run playbooks/roles/host/files/kvm-probe \
 	playbooks/roles/run/files/make-bundle playbooks/roles/run/files/build-selftests \
 	tests/e2e/multi-hv/run
-LAB_PY := tests/check-tools tests/e2e/check tests/e2e/check-failure tests/e2e/validate-test \
+LAB_PY := tests/check-tools playbooks/roles/validate/files/validate-inventory tests/e2e/check tests/e2e/check-failure tests/e2e/validate-test \
 	playbooks/roles/run/files/selftest-run tests/e2e/multi-hv/check \
 	playbooks/tasks/job-wait playbooks/callback_plugins/hugelab.py
 
 lint-lab:
-	ansible-playbook -i $(INVENTORY) --syntax-check site.yml playbooks/teardown.yml
+	ansible-playbook -i $(INVENTORY) --syntax-check site.yml playbooks/teardown.yml \
+		playbooks/validate.yml
 	ansible-lint -q site.yml playbooks/
 	shellcheck $(LAB_SH)
 	pycodestyle $(LAB_PY)

@@ -55,7 +55,9 @@ expand() {
     local sub
     for sub in ${COMPOSITE[$g]}; do expand "$sub"; done
   elif [ -n "${PKGS[$g]+x}" ]; then
-    printf '%s\n' ${PKGS[$g]}
+    local -a p
+    read -r -d '' -a p <<<"${PKGS[$g]}" || true
+    printf '%s\n' "${p[@]}"
   else
     echo "deps.sh: unknown group '$g' (${!PKGS[*]} ${!COMPOSITE[*]})" >&2
     return 2
