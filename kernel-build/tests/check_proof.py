@@ -184,7 +184,9 @@ def check_counters(p, g):
                                                un is not None)):
         return
     n = al['config']['sessions']
-    att = al.get('attached_vmstat', {})
+    # shmdb's own reading at the moment every session had attached, as a
+    # delta from its start (independent of earlier experiments' counts).
+    att = al.get('vmstat_attached', {})
     gauge = att.get('nr_htlb_pmd_saved')
     share = vmstat(al, 'htlb_pmd_share')
     unshare = vmstat(al, 'htlb_pmd_unshare')
@@ -210,7 +212,7 @@ def check_counters(p, g):
                 'vmstat_delta[%s]=%s' % (c, vmstat(al, c)))
     if gauge is None or share is None:
         p.check(g.name + ': gauge snapshot at attach', False,
-                'attached_vmstat=%r' % att)
+                'vmstat_attached=%r' % att)
         return
     # One slot, n sessions: every session but the first to fault the slot
     # shares its PMD table (n - 1 sharers; n when the coordinator, which

@@ -31,8 +31,8 @@ def shmdb(n, pt_delta, share, unshare, saved_delta=0, gauge=None):
                             'htlb_pmd_share_backout': 0,
                             'nr_htlb_pmd_saved': saved_delta}}
     if gauge is not None:
-        doc['attached_vmstat'] = {'nr_htlb_pmd_saved': gauge,
-                                  'PageTables': 0}
+        doc['vmstat_attached'] = {'nr_htlb_pmd_saved': gauge,
+                                  'htlb_pmd_share': share}
     return doc
 
 

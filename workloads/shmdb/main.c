@@ -607,6 +607,9 @@ int main(int argc, char **argv)
 	}
 	if (ok) {
 		r.pt_attached = pagetables();
+		/* the sharing counters at the same moment (a shell polling the
+		 * progress line from outside can see the sessions' teardown) */
+		vmstat_read(&r.vm_attached);
 		r.vmpte.min = UINT64_MAX;
 		for (uint64_t i = 0; i < npids; i++) {
 			int64_t v = reaped[i] ? -1 : status_vmpte_read(pids[i]);

@@ -116,6 +116,10 @@ bool report_json(FILE *f, const struct cfg *c, const struct seg *s,
 
 	json_key(&j, "vmstat_delta");
 	vmstat_delta_json(&j, &r->vm_before, &r->vm_after);
+	if (r->vm_attached.n) {
+		json_key(&j, "vmstat_attached");
+		vmstat_delta_json(&j, &r->vm_before, &r->vm_attached);
+	}
 
 	json_key(&j, "attach");
 	json_obj_begin(&j);

@@ -27,7 +27,8 @@ struct results {
 	struct vmpte_sum vmpte;
 	struct hp_counts hp_after[MAX_SIZES];
 	bool hp_returned[MAX_SIZES];
-	struct kvlist vm_before, vm_after;
+	/* /proc/vmstat at the start, once every session had attached, at the end */
+	struct kvlist vm_before, vm_attached, vm_after;
 	double prefault_s, attach_s, run_s, stop_s, clock_ns, insert_ns, txn_cost_ns;
 	double rusage_ns;               /* one getrusage() call (--count-faults) */
 	uint64_t txn_cost_sample;       /* buffer bytes txn_cost_ns measured */
