@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Run needs against a machine, see needs.h. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,19 +9,6 @@
 #include "opts.h"
 #include "procfs.h"
 
-static int seterr(char *err, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int seterr(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-#define BAD(...) return seterr(err, errlen, __VA_ARGS__)
 
 int machine_shape(const char *s, struct machine_res *r, char *err, size_t errlen)
 {

@@ -2,6 +2,7 @@
 /* Strict option value parsers, see opts.h. */
 #include <ctype.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -151,4 +152,14 @@ const char *fmt_size(uint64_t v, char *buf, int size)
 	else
 		snprintf(buf, (size_t)size, "%" PRIu64 "%c", v, suf[i]);
 	return buf;
+}
+
+int opt_seterr(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+	return -1;
 }

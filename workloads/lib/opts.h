@@ -4,6 +4,7 @@
 #ifndef HUGELAB_OPTS_H
 #define HUGELAB_OPTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* "4096", "4K", "512M", "2M", "1G", "3T" (binary units, K/M/G/T in either
@@ -27,5 +28,14 @@ int parse_addr(const char *s, uint64_t *out);
 int parse_choice(const char *s, const char *const *names);
 /* Human size for messages: "2M", "1G", "4K", "123" into buf. */
 const char *fmt_size(uint64_t v, char *buf, int size);
+
+/*
+ * Writes the message into err (errlen bytes) and returns -1; BAD(...) is
+ * `return opt_seterr(err, errlen, ...)` for functions with those
+ * parameters (the option and shape checks of every program).
+ */
+int opt_seterr(char *err, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define BAD(...) return opt_seterr(err, errlen, __VA_ARGS__)
 
 #endif

@@ -6,7 +6,6 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,19 +15,6 @@
 #include "tag.h"
 
 
-static int seterr(char *err, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int seterr(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-#define BAD(...) return seterr(err, errlen, __VA_ARGS__)
 
 void racer_usage(FILE *f)
 {

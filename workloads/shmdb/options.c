@@ -8,7 +8,6 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +23,6 @@ const char *const placement_names[] = { "aligned", "skewed", NULL };
 #define G (1ull << 30)
 #define MIB (1ull << 20)
 
-static int seterr(char *err, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int seterr(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-#define BAD(...) return seterr(err, errlen, __VA_ARGS__)
 
 void cfg_usage(FILE *f)
 {
