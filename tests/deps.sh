@@ -39,7 +39,7 @@ declare -A COMPOSITE=(
   [lab]="build kernel hypervisor ansible reports"
   [check]="build kernel reports lint ansible"
   [test]="build kernel hypervisor ansible reports lint smoke browser"
-  [all]="build kernel hypervisor ansible reports lint smoke browser"
+  [all]="test"
 )
 
 list=0
