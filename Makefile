@@ -9,9 +9,9 @@ export HUGELAB_CACHE
 
 # Fast steps (no guests), then the guest steps in rising cost.
 CHECK_STEPS := workloads:check kernel-build:check reports:check lint-lab
-TEST_STEPS := fresh-root $(CHECK_STEPS) workloads:smoke kernel-build:test e2e
+TEST_STEPS := fresh-root $(CHECK_STEPS) workloads:smoke kernel-build:test e2e e2e-multi-hv
 
-.PHONY: lab test check deps lint-lab e2e teardown fresh-root
+.PHONY: lab test check deps lint-lab e2e e2e-multi-hv teardown fresh-root
 
 lab:
 	tests/deps.sh lab
