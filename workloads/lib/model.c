@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Page-table savings model, see model.h. */
+#include <stdio.h>
 #include <string.h>
 
 #include "model.h"
@@ -33,6 +34,9 @@ int model_compute(const struct model_cfg *c, struct model_res *r)
 
 	r->slots = spans(c->start, c->size, MODEL_SLOT);
 	r->full_slots = end_full > first_full ? end_full - first_full : 0;
+	/* PUD pages: 512 GiB regions spanned, the first one already present */
+	r->pud_pages_per_session = spans(c->start, c->size, MODEL_PGD_SPAN) -
+				   (c->start < MODEL_PGD_SPAN ? 1 : 0);
 
 	switch (c->page_size) {
 	case 4096:
@@ -47,11 +51,27 @@ int model_compute(const struct model_cfg *c, struct model_res *r)
 		break;          /* 1 GiB pages: PUD entries only */
 	}
 	r->sharing = r->shared_slots > 0;
-	r->marginal_bytes = (r->pte_pages_per_session + r->pmd_pages_per_session) *
-			    MODEL_PT_PAGE;
+	r->pud_counted = c->pud_counted;
+
+	uint64_t own = r->pte_pages_per_session + r->pmd_pages_per_session;
+
+	r->memory_marginal_bytes = (own + r->pud_pages_per_session) * MODEL_PT_PAGE;
+	r->marginal_bytes = c->pud_counted ? r->memory_marginal_bytes :
+			    own * MODEL_PT_PAGE;
 	r->shared_bytes = c->sessions ? r->shared_slots * MODEL_PT_PAGE : 0;
 	r->expected_bytes = c->sessions * r->marginal_bytes + r->shared_bytes;
+	r->memory_bytes = c->sessions * r->memory_marginal_bytes + r->shared_bytes;
+	r->vmpte_bytes = r->memory_marginal_bytes + r->shared_slots * MODEL_PT_PAGE;
 	r->per_session_bytes = c->sessions ?
 		(double)r->expected_bytes / (double)c->sessions : 0.0;
 	return 0;
+}
+
+bool model_pud_counted(const char *release)
+{
+	unsigned int major, minor;
+
+	if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 7);
 }

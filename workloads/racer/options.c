@@ -142,7 +142,7 @@ void racer_needs(const struct racer *r, struct needs *n)
 	struct model_res m;
 	uint64_t pages = r->size / r->page_size, procs;
 	/* every worker and unsharer maps the whole file; count it unshared */
-	struct model_cfg mc = { r->size, r->page_size, r->addr, 0, false };
+	struct model_cfg mc = { r->size, r->page_size, r->addr, 0, false, true };
 
 	memset(n, 0, sizeof(*n));
 	/* A punched page can stay allocated while its index faults again:
@@ -156,7 +156,7 @@ void racer_needs(const struct racer *r, struct needs *n)
 	procs = r->procs + (uint64_t)__builtin_popcountll(r->ops);
 	mc.sessions = procs;
 	model_compute(&mc, &m);
-	n->mem_mib = (m.expected_bytes + procs * (RACER_PROC_COST_KIB * 1024 +
+	n->mem_mib = (m.memory_bytes + procs * (RACER_PROC_COST_KIB * 1024 +
 						  r->threads * RACER_THREAD_COST_KIB * 1024) +
 		      (r->size / r->page_size) * sizeof(struct page_ctl) +
 		      RACER_PARENT_COST_MIB * (1ull << 20) + (1ull << 20) - 1) >> 20;

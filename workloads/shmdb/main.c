@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -322,15 +323,20 @@ static void kill_all(uint64_t deadline)
 	     stuck.count, teardown_s);
 }
 
-static uint64_t pagetables_once(void)
+static uint64_t meminfo_once(const char *key)
 {
 	struct kvlist m = { 0 };
 	uint64_t v = 0;
 
 	if (meminfo_read(&m) == 0)
-		v = kv_get(&m, "PageTables", NULL);
+		v = kv_get(&m, key, NULL);
 	kvlist_free(&m);
 	return v;
+}
+
+static uint64_t pagetables_once(void)
+{
+	return meminfo_once("PageTables");
 }
 
 /*
@@ -470,7 +476,13 @@ int main(int argc, char **argv)
 		bad("--out %s: %s", c.out, strerror(-e));
 	atexit(abandon_out);
 
-	cfg_model(&c, c.sessions, &r.model);
+	{
+		struct utsname u;
+
+		/* does this kernel's PageTables count PUD pages (lib/model.h) */
+		cfg_model(&c, c.sessions, uname(&u) == 0 && model_pud_counted(u.release),
+			  &r.model);
+	}
 	{
 		char b[128];
 		const char *w = NULL;
@@ -567,6 +579,7 @@ int main(int argc, char **argv)
 		}
 	}
 	r.pt_start = pagetables();
+	r.mem_free_start = meminfo_once("MemFree");
 	if (!nfailures && !got_signal) {
 		fflush(NULL);
 		note("starting %" PRIu64 " sessions", c.sessions);
@@ -607,6 +620,7 @@ int main(int argc, char **argv)
 	}
 	if (ok) {
 		r.pt_attached = pagetables();
+		r.mem_free_attached = meminfo_once("MemFree");
 		/* the sharing counters at the same moment (a shell polling the
 		 * progress line from outside can see the sessions' teardown) */
 		vmstat_read(&r.vm_attached);

@@ -19,6 +19,8 @@
 const char *const backing_names[] = { "shm", "hugetlbfs", "memfd", "anon", NULL };
 const char *const attach_names[] = { "fork", "attach", NULL };
 const char *const placement_names[] = { "aligned", "skewed", NULL };
+const char *const touch_names[] = { "all", "sparse", NULL };
+const char *const map_names[] = { "shared", "private", NULL };
 
 #define G (1ull << 30)
 #define MIB (1ull << 20)
@@ -33,6 +35,15 @@ void cfg_usage(FILE *f)
 "  --page-size 4K|2M|1G                page size (default 2M)\n"
 "  --size SIZE                         segment size (default 1G)\n"
 "  --placement aligned|skewed          1 GiB-aligned address, or +2 MiB (default aligned)\n"
+"  --touch all|sparse                  fault every page (default), or one 2 MiB page\n"
+"                                      per 1 GiB slot the segment spans, mapped\n"
+"                                      MAP_NORESERVE: the page tables of the whole\n"
+"                                      segment from a pool of one page per GiB\n"
+"                                      (e.g. --size 1T: 1024 pages); 2M pages only\n"
+"  --map shared|private                MAP_SHARED (default), or MAP_PRIVATE of the\n"
+"                                      file: no PMD sharing at any placement (the\n"
+"                                      unshared reference); sessions fault by\n"
+"                                      reading; hugetlbfs or memfd, --write-pct 0\n"
 "  --sessions N                        session processes (default 100)\n"
 "  --active N                          only N sessions run transactions; the\n"
 "                                      others map and fault the segment, then\n"
@@ -47,7 +58,7 @@ void cfg_usage(FILE *f)
 "  --disrupt-len SIZE                  range per operation (default max(page, 2M))\n"
 "  --seed N                            random seed (default 1)\n"
 "  --address ADDR                      1 GiB-aligned address, 0x hex or decimal, from\n"
-"                                      4 GiB; the segment ends by 512 GiB\n"
+"                                      4 GiB; the segment ends by 32 TiB\n"
 "                                      (default 0x2000000000)\n"
 "  --hugetlbfs-dir DIR                 hugetlbfs mount, --backing hugetlbfs only\n"
 "                                      (default: find or mount one)\n"
@@ -111,10 +122,11 @@ int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 	enum { O_BACKING = 256, O_PAGE, O_SIZE, O_PLACE, O_SESS, O_ATTACH,
 	       O_DUR, O_DURMS, O_TXN, O_WPCT, O_BUF, O_DIS, O_DISINT, O_DISLEN,
 	       O_SEED, O_ACTIVE, O_ADDR, O_HDIR, O_NOPOP, O_NOPRE, O_CNTF, O_OUT,
-	       O_QUIET, O_HELP, O_TEARDOWN, O_CHECK, O_SHAPE };
+	       O_QUIET, O_HELP, O_TEARDOWN, O_CHECK, O_SHAPE, O_TOUCH, O_MAP };
 	static const struct option lo[] = {
 		{ "backing", 1, NULL, O_BACKING }, { "page-size", 1, NULL, O_PAGE },
 		{ "size", 1, NULL, O_SIZE }, { "placement", 1, NULL, O_PLACE },
+		{ "touch", 1, NULL, O_TOUCH }, { "map", 1, NULL, O_MAP },
 		{ "sessions", 1, NULL, O_SESS }, { "active", 1, NULL, O_ACTIVE },
 		{ "attach", 1, NULL, O_ATTACH },
 		{ "duration", 1, NULL, O_DUR }, { "duration-ms", 1, NULL, O_DURMS },
@@ -150,6 +162,12 @@ int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 		case O_SIZE: e = opt_size("size", optarg, &c->size, err, errlen); break;
 		case O_PLACE:
 			e = opt_choice("placement", optarg, placement_names, &c->skewed, err, errlen);
+			break;
+		case O_TOUCH:
+			e = opt_choice("touch", optarg, touch_names, &c->sparse, err, errlen);
+			break;
+		case O_MAP:
+			e = opt_choice("map", optarg, map_names, &c->priv, err, errlen);
 			break;
 		case O_SESS: e = opt_u64("sessions", optarg, 1, 100000, &c->sessions, err, errlen); break;
 		case O_ACTIVE: e = opt_u64("active", optarg, 0, 100000, &c->active, err, errlen); break;
@@ -228,10 +246,10 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 		BAD("--size %s: must be a positive multiple of the page size %s",
 		    fmt_size(c->size, b1, sizeof(b1)), fmt_size(c->page_size, b2, sizeof(b2)));
 	if (c->base < MIN_BASE || c->base >= MAX_END || c->base % G)
-		BAD("--address %#" PRIx64 ": must be 1 GiB aligned, from %#llx (4 GiB) and below %#llx (512 GiB)",
+		BAD("--address %#" PRIx64 ": must be 1 GiB aligned, from %#llx (4 GiB) and below %#llx (32 TiB)",
 		    c->base, MIN_BASE, MAX_END);
 	if (c->size > MAX_END - c->base - skew)
-		BAD("--size %s at %#" PRIx64 "%s: the segment must end by %#llx (512 GiB): at most %s here",
+		BAD("--size %s at %#" PRIx64 "%s: the segment must end by %#llx (32 TiB): at most %s here",
 		    fmt_size(c->size, b1, sizeof(b1)), c->base, c->skewed ? " + 2M (skewed)" : "",
 		    MAX_END, fmt_size((MAX_END - c->base - skew) / c->page_size * c->page_size,
 				      b2, sizeof(b2)));
@@ -245,6 +263,21 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 	    c->buffer_size > c->size)
 		BAD("--buffer-size %s: must be a power of two from 64 to the segment size",
 		    fmt_size(c->buffer_size, b1, sizeof(b1)));
+	if (c->sparse && c->page_size != (2ull << 20))
+		BAD("--touch sparse needs --page-size 2M (one 2 MiB page per 1 GiB slot)");
+	if (c->sparse && c->disrupt)
+		BAD("--touch sparse cannot be disrupted (punch, truncate and the remapping ops act on untouched pages): drop --disrupt");
+	if (c->sparse && c->buffer_size > c->page_size)
+		BAD("--buffer-size %s: --touch sparse keeps every buffer inside one touched page (at most 2M)",
+		    fmt_size(c->buffer_size, b1, sizeof(b1)));
+	if (c->priv && !seg_file_backed(c))
+		BAD("--map private needs a file to map privately (--backing hugetlbfs or memfd)");
+	if (c->priv && c->write_pct)
+		BAD("--map private needs --write-pct 0 (a write copies the page out of the pool)");
+	if (c->priv && c->disrupt)
+		BAD("--map private cannot be disrupted: drop --disrupt");
+	if (c->priv && !c->prefault)
+		BAD("--map private needs the prefault (a read of a missing page gives each session its own copy): drop --no-prefault");
 	if (c->backing == B_HUGETLBFS && !hugetlb)
 		BAD("--backing hugetlbfs needs --page-size 2M or 1G (use memfd or shm for 4K)");
 	if (c->hugetlbfs_dir && c->backing != B_HUGETLBFS)
@@ -272,12 +305,14 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 	return 0;
 }
 
-void cfg_model(const struct cfg *c, uint64_t sessions, struct model_res *m)
+void cfg_model(const struct cfg *c, uint64_t sessions, bool pud_counted,
+	       struct model_res *m)
 {
 	struct model_cfg mc = {
 		.size = c->size, .page_size = c->page_size,
 		.start = c->base + (c->skewed ? 2 * MIB : 0),
-		.sessions = sessions, .may_share = true,
+		.sessions = sessions, .may_share = !c->priv,
+		.pud_counted = pud_counted,
 	};
 
 	model_compute(&mc, m);
@@ -292,13 +327,14 @@ void cfg_needs(const struct cfg *c, struct needs *n)
 
 	memset(n, 0, sizeof(*n));
 	if (c->page_size == (2ull << 20))
-		n->hugepages_2m = c->size / c->page_size;
+		n->hugepages_2m = seg_touch_pages(c);
 	else if (c->page_size == G)
 		n->hugepages_1g = c->size / c->page_size;
 	else
 		bytes += c->size;       /* 4 KiB: the segment is ordinary memory */
-	cfg_model(c, mappers, &m);
-	bytes += m.expected_bytes;
+	/* memory, whatever PageTables counts: PUD pages included */
+	cfg_model(c, mappers, true, &m);
+	bytes += m.memory_bytes;
 	bytes += mappers * SESSION_COST_KIB * 1024;
 	n->mem_mib = (bytes + MIB - 1) / MIB;
 	n->processes = 1 + mappers;
@@ -308,7 +344,9 @@ void cfg_needs_opts(const struct cfg *c, char *buf, size_t len)
 {
 	char b1[32], b2[32];
 
-	snprintf(buf, len, "--size %s --page-size %s --sessions %" PRIu64 "%s",
+	snprintf(buf, len, "--size %s --page-size %s%s%s --sessions %" PRIu64 "%s",
 		 fmt_size(c->size, b1, sizeof(b1)), fmt_size(c->page_size, b2, sizeof(b2)),
+		 c->sparse ? " --touch sparse" : "",
+		 c->priv ? " --map private" : "",
 		 c->sessions, c->disrupt ? " --disrupt" : "");
 }

@@ -34,6 +34,9 @@ bool report_json(FILE *f, const struct cfg *c, const struct seg *s,
 	json_kv_uint(&j, "page_size", c->page_size);
 	json_kv_uint(&j, "size", c->size);
 	json_kv_str(&j, "placement", placement_names[c->skewed]);
+	json_kv_str(&j, "touch", touch_names[c->sparse]);
+	json_kv_str(&j, "map", map_names[c->priv]);
+	json_kv_uint(&j, "touched_pages", seg_touch_pages(c));
 	json_kv_uint(&j, "sessions", c->sessions);
 	json_kv_uint(&j, "active", c->active ? c->active : c->sessions);
 	json_kv_str(&j, "attach", attach_names[c->attach]);
@@ -84,12 +87,36 @@ bool report_json(FILE *f, const struct cfg *c, const struct seg *s,
 	json_kv_uint(&j, "shared_bytes", r->model.shared_bytes);
 	json_kv_uint(&j, "pmd_pages_per_session", r->model.pmd_pages_per_session);
 	json_kv_uint(&j, "pte_pages_per_session", r->model.pte_pages_per_session);
+	json_kv_uint(&j, "pud_pages_per_session", r->model.pud_pages_per_session);
+	json_kv_bool(&j, "pud_counted", r->model.pud_counted);
+	json_kv_uint(&j, "memory_bytes", r->model.memory_bytes);
+	json_kv_uint(&j, "vmpte_per_session_bytes", r->model.vmpte_bytes);
 	json_kv_uint(&j, "slots", r->model.slots);
 	json_kv_uint(&j, "full_slots", r->model.full_slots);
 	json_kv_uint(&j, "shared_slots", r->model.shared_slots);
 	json_kv_bool(&j, "sharing", r->model.sharing);
 	json_kv_double(&j, "excess_per_session_bytes",
 		       ((double)delta - (double)r->model.expected_bytes) / (double)c->sessions);
+	json_obj_end(&j);
+
+	/*
+	 * What a session costs in memory besides the segment: MemFree from
+	 * before the sessions were forked to every session attached, per
+	 * session (page tables, kernel stack, task and mm, private pages).
+	 */
+	json_key(&j, "memory");
+	json_obj_begin(&j);
+	json_kv_uint(&j, "mem_free_start", r->mem_free_start);
+	json_kv_uint(&j, "mem_free_attached", r->mem_free_attached);
+	if (r->mem_free_attached) {
+		int64_t used = (int64_t)r->mem_free_start - (int64_t)r->mem_free_attached;
+
+		json_kv_int(&j, "used", used);
+		json_kv_double(&j, "per_session_bytes", (double)used / (double)c->sessions);
+	} else {
+		json_kv_null(&j, "used");
+		json_kv_null(&j, "per_session_bytes");
+	}
 	json_obj_end(&j);
 
 	json_key(&j, "vmpte");

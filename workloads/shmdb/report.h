@@ -24,6 +24,8 @@ struct results {
 	char started[32], finished[32];
 	const char *status;
 	uint64_t pt_start, pt_before, pt_attached, pt_teardown;
+	/* /proc/meminfo MemFree with pt_start (no session yet) and pt_attached */
+	uint64_t mem_free_start, mem_free_attached;
 	struct vmpte_sum vmpte;
 	struct hp_counts hp_after[MAX_SIZES];
 	bool hp_returned[MAX_SIZES];

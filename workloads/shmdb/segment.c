@@ -42,6 +42,33 @@ bool seg_file_backed(const struct cfg *c)
 	return c->backing == B_HUGETLBFS || c->backing == B_MEMFD;
 }
 
+#define SLOT (1ull << 30)
+
+static uint64_t seg_start(const struct cfg *c)
+{
+	return c->base + (c->skewed ? (2ull << 20) : 0);
+}
+
+uint64_t seg_touch_pages(const struct cfg *c)
+{
+	uint64_t a = seg_start(c);
+
+	if (!c->sparse)
+		return c->size / c->page_size;
+	return (a + c->size - 1) / SLOT - a / SLOT + 1;
+}
+
+uint64_t seg_touch_offset(const struct cfg *c, uint64_t i)
+{
+	uint64_t a = seg_start(c), at;
+
+	if (!c->sparse)
+		return i * c->page_size;
+	/* the first page of the segment in the i-th slot it spans */
+	at = (a / SLOT + i) * SLOT;
+	return at > a ? at - a : 0;
+}
+
 /* A mounted hugetlbfs whose page size is c->page_size, or "". */
 static void find_hugetlbfs(const struct cfg *c, char *dir, size_t len)
 {
@@ -126,6 +153,10 @@ char *seg_map_at(const struct cfg *c, const struct seg *s, char *at)
 	void *p;
 	int fixed = at ? MAP_FIXED_NOREPLACE : 0;
 
+	/* sparse: the pool holds only the touched pages; private: a private
+	 * hugetlb mapping would reserve the whole segment per process */
+	int noreserve = c->sparse || c->priv ? MAP_NORESERVE : 0;
+
 	switch (c->backing) {
 	case B_SHM:
 		p = shmat(s->shmid, at, 0);
@@ -134,11 +165,12 @@ char *seg_map_at(const struct cfg *c, const struct seg *s, char *at)
 		break;
 	case B_HUGETLBFS:
 	case B_MEMFD:
-		p = mmap(at, c->size, PROT_READ | PROT_WRITE, MAP_SHARED | fixed,
+		p = mmap(at, c->size, PROT_READ | PROT_WRITE,
+			 (c->priv ? MAP_PRIVATE : MAP_SHARED) | fixed | noreserve,
 			 s->fd, 0);
 		break;
 	default: {
-		int fl = MAP_SHARED | MAP_ANONYMOUS | fixed;
+		int fl = MAP_SHARED | MAP_ANONYMOUS | fixed | noreserve;
 
 		if (huge(c))
 			fl |= MAP_HUGETLB | (log2u(c->page_size) << MAP_HUGE_SHIFT);
@@ -165,6 +197,14 @@ char *seg_map_at(const struct cfg *c, const struct seg *s, char *at)
 	return p;
 }
 
+char *seg_map_shared(const struct cfg *c, const struct seg *s)
+{
+	struct cfg shared = *c;
+
+	shared.priv = 0;
+	return seg_map_at(&shared, s, NULL);
+}
+
 int seg_unmap(const struct cfg *c, char *p)
 {
 	if (!p)
@@ -179,7 +219,7 @@ int seg_create(const struct cfg *c, struct seg *s, char *err, size_t errlen)
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 	s->shmid = -1;
-	s->addr = (char *)(uintptr_t)(c->base + (c->skewed ? (2ull << 20) : 0));
+	s->addr = (char *)(uintptr_t)seg_start(c);
 
 	switch (c->backing) {
 	case B_SHM: {
@@ -187,6 +227,8 @@ int seg_create(const struct cfg *c, struct seg *s, char *err, size_t errlen)
 
 		if (huge(c))
 			fl |= SHM_HUGETLB | (log2u(c->page_size) << SHM_HUGE_SHIFT);
+		if (c->sparse)
+			fl |= SHM_NORESERVE;
 		s->shmid = shmget(IPC_PRIVATE, c->size, fl);
 		if (s->shmid < 0) {
 			snprintf(err, errlen, "shmget(%llu bytes): %s",

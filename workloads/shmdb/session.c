@@ -152,18 +152,42 @@ touch:;
 	 * 250 s under TCG, with hung-task reports), which is not how database
 	 * sessions touch a segment.
 	 */
-	uint64_t npages = c->size / c->page_size;
+	uint64_t npages = seg_touch_pages(c);
 	uint64_t first = (id * 2654435761ull) % npages;
 
 	for (uint64_t i = 0; i < npages; i++) {
-		uint64_t off = ((first + i) % npages) * c->page_size;
+		uint64_t off = seg_touch_offset(c, (first + i) % npages);
 		uint64_t *p = (uint64_t *)(base + off);
 		uint64_t t0 = fast_ns();
 
-		/* a write that keeps the content: faults the page writable */
-		__atomic_fetch_add(p, 0, __ATOMIC_RELAXED);
+		if (c->priv)
+			(void)*(volatile uint64_t *)p;  /* a write would copy it */
+		else    /* a write that keeps the content: faults the page writable */
+			__atomic_fetch_add(p, 0, __ATOMIC_RELAXED);
 		hist_insert(&L.first_touch, fast_ns() - t0);
 	}
+}
+
+/*
+ * Offset of the i-th buffer transactions may use: all buffers of the
+ * segment, or with --touch sparse only those inside the touched pages (the
+ * pool holds nothing else; buffer_size <= page_size there).
+ */
+static uint64_t buf_offset(const struct cfg *c, uint64_t i)
+{
+	uint64_t per = c->page_size / c->buffer_size;
+
+	if (!c->sparse)
+		return i * c->buffer_size;
+	return seg_touch_offset(c, i / per) + (i % per) * c->buffer_size;
+}
+
+/* Buffers transactions choose from (see buf_offset). */
+static uint64_t buf_count(const struct cfg *c)
+{
+	if (!c->sparse)
+		return c->size / c->buffer_size;
+	return seg_touch_pages(c) * (c->page_size / c->buffer_size);
 }
 
 /*
@@ -184,7 +208,7 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 		uint64_t *rng, size_t nw, uint64_t nbuf, uint64_t *tprev)
 {
 	uint64_t r = rng_next(rng);
-	uint64_t idx = (r >> 8) % nbuf;
+	uint64_t idx = buf_offset(c, (r >> 8) % nbuf) / c->buffer_size;
 	bool wr = (r & 0xff) * 100 < c->write_pct * 256;
 	volatile uint64_t *w = (volatile uint64_t *)(base + idx * c->buffer_size);
 	uint32_t *lat = &ctl->latch[idx % NLATCH];
@@ -382,7 +406,7 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 	wait_phase(ctl, PH_RUN);
 
 	size_t nw = c->buffer_size / 8;
-	uint64_t nbuf = c->size / c->buffer_size;
+	uint64_t nbuf = buf_count(c);
 
 	uint64_t tprev = fast_ns();
 	uint64_t deadline = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);
@@ -395,7 +419,7 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 			if (deadline && now >= deadline)
 				break;
 			futex_wait(&ctl->stop, 0,
-				   deadline ? (long)((deadline - now) / 1000000 + 1) : 1000);
+				   deadline ? (long)((deadline - now) / 1000000 + 1) : -1);
 		}
 	}
 	/* stop on our own at the deadline: the coordinator may not get the CPU */
@@ -425,13 +449,16 @@ void prefault_main(const struct cfg *c, const struct seg *s, const struct ctl *c
 	if (getppid() != ctl->coordinator)
 		_exit(4);
 	signal(SIGINT, SIG_IGN);        /* the coordinator handles ^C */
-	base = c->attach == A_FORK ? s->addr : seg_map_at(c, s, NULL);
+	/* --map private: fill the page cache through a shared mapping */
+	base = c->priv ? seg_map_shared(c, s) :
+	       c->attach == A_FORK ? s->addr : seg_map_at(c, s, NULL);
 	if (!base)
 		_exit(3);
 	if (c->page_size == 4096 &&
 	    madvise(base, c->size, MADV_POPULATE_WRITE) == 0)
 		_exit(0);
-	for (uint64_t off = 0; off < c->size; off += c->page_size)
-		__atomic_fetch_add((uint64_t *)(base + off), 0, __ATOMIC_RELAXED);
+	for (uint64_t i = 0, n = seg_touch_pages(c); i < n; i++)
+		__atomic_fetch_add((uint64_t *)(base + seg_touch_offset(c, i)), 0,
+				   __ATOMIC_RELAXED);
 	_exit(0);
 }

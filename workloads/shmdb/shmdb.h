@@ -21,10 +21,20 @@ enum attach_mode { A_FORK, A_ATTACH };
 extern const char *const backing_names[];
 extern const char *const attach_names[];
 extern const char *const placement_names[];
+extern const char *const touch_names[];
+extern const char *const map_names[];
 
 #define DEFAULT_BASE 0x2000000000ull    /* 128 GiB: first 512 GiB PUD range */
 #define MIN_BASE 0x100000000ull         /* 4 GiB: clear of the program and heap */
-#define MAX_END 0x8000000000ull         /* 512 GiB: one PUD page, already present */
+/*
+ * 32 TiB: x86_64 user space is 128 TiB (47 bits); the top-down mmap area
+ * and the stack sit just below 128 TiB (at most 1 TiB lower with mmap
+ * ASLR), the legacy bottom-up layout starts at TASK_SIZE / 3 (42.7 TiB).
+ * Below 32 TiB nothing else of the process shares the segment's PUD pages
+ * but the program in the first 512 GiB (lib/model.h), and a 1 TiB segment
+ * fits with room to spare.
+ */
+#define MAX_END 0x200000000000ull
 /* Memory besides the segment (options.c cfg_needs): measured 150-220 KiB
  * per session with 4 KiB pages (issue 12), rounded up; the coordinator's
  * control area, histograms and bookkeeping. */
@@ -37,6 +47,8 @@ struct cfg {
 	uint64_t page_size;
 	uint64_t size;
 	int skewed;
+	int sparse;                     /* --touch sparse: one page per 1 GiB slot */
+	int priv;                       /* --map private: MAP_PRIVATE, no PMD sharing */
 	uint64_t sessions;
 	uint64_t active;                /* sessions running transactions, 0: all */
 	enum attach_mode attach;
@@ -118,7 +130,10 @@ void cfg_defaults(struct cfg *c);
 /* 0, or -1 with one line (no program name) in err. */
 int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen);
 int cfg_validate(struct cfg *c, char *err, size_t errlen);
-void cfg_model(const struct cfg *c, uint64_t sessions, struct model_res *m);
+/* The model for this segment; pud_counted: PageTables counts PUD pages
+ * (model_pud_counted of the running kernel; true for memory needs). */
+void cfg_model(const struct cfg *c, uint64_t sessions, bool pud_counted,
+	       struct model_res *m);
 void cfg_needs(const struct cfg *c, struct needs *n);
 /* The options that decide the needs, for messages. */
 void cfg_needs_opts(const struct cfg *c, char *buf, size_t len);
@@ -127,9 +142,21 @@ void cfg_needs_opts(const struct cfg *c, char *buf, size_t len);
 int seg_create(const struct cfg *c, struct seg *s, char *err, size_t errlen);
 /* Map (or shmat) the segment at `at` in the calling process. */
 char *seg_map_at(const struct cfg *c, const struct seg *s, char *at);
+/* A MAP_SHARED mapping anywhere, even with --map private (the prefault
+ * helper fills the file's page cache through it). */
+char *seg_map_shared(const struct cfg *c, const struct seg *s);
 int seg_unmap(const struct cfg *c, char *p);
 void seg_destroy(const struct cfg *c, struct seg *s);
 bool seg_file_backed(const struct cfg *c);
+/*
+ * The pages a session faults: all of them, or with --touch sparse the first
+ * page of the segment in every 1 GiB slot of the address range it spans
+ * (so every slot gets its page tables: the footprint of a fully touched
+ * segment).  seg_touch_offset(c, i) is the i-th page's offset in the
+ * segment, i < seg_touch_pages(c).  Pure arithmetic on the configuration.
+ */
+uint64_t seg_touch_pages(const struct cfg *c);
+uint64_t seg_touch_offset(const struct cfg *c, uint64_t i);
 
 /* session.c */
 void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,

@@ -12,12 +12,23 @@
 #define K 1024ull
 #define M (1024ull * K)
 #define G (1024ull * M)
+#define T (1024ull * G)
 #define BASE (128 * G)
+
+static struct model_res run_pud(uint64_t size, uint64_t page, uint64_t start,
+				uint64_t n, bool share, bool pud_counted)
+{
+	struct model_cfg c = { size, page, start, n, share, pud_counted };
+	struct model_res r;
+
+	assert_int_equal(model_compute(&c, &r), 0);
+	return r;
+}
 
 static struct model_res run(uint64_t size, uint64_t page, uint64_t start,
 			    uint64_t n, bool share)
 {
-	struct model_cfg c = { size, page, start, n, share };
+	struct model_cfg c = { size, page, start, n, share, false };
 	struct model_res r;
 
 	assert_int_equal(model_compute(&c, &r), 0);
@@ -128,7 +139,7 @@ static void test_1g(void **state)
 static void test_invalid(void **state)
 {
 	struct model_res r;
-	struct model_cfg c = { 0, 2 * M, BASE, 1, true };
+	struct model_cfg c = { 0, 2 * M, BASE, 1, true, false };
 
 	(void)state;
 	assert_int_equal(model_compute(&c, &r), -1);            /* size 0 */
@@ -170,7 +181,8 @@ static void test_terminates_any_address(void **state)
 	for (size_t a = 0; a < sizeof(starts) / sizeof(starts[0]); a++)
 		for (size_t b = 0; b < sizeof(sizes) / sizeof(sizes[0]); b++)
 			for (size_t p = 0; p < 3; p++) {
-				struct model_cfg c = { sizes[b], pages[p], starts[a], 10, true };
+				struct model_cfg c = { sizes[b], pages[p], starts[a], 10, true,
+							(a + b) % 2 == 0 };
 				struct model_res r;
 				int rc = model_compute(&c, &r);
 				bool wraps = sizes[b] > UINT64_MAX - starts[a];
@@ -181,6 +193,7 @@ static void test_terminates_any_address(void **state)
 				if (rc)
 					continue;
 				assert_true(r.full_slots <= r.slots);
+				assert_true(r.memory_bytes >= r.expected_bytes);
 				if (sizes[b] <= 4 * G) {
 					uint64_t full = 0, end = starts[a] + sizes[b];
 
@@ -193,6 +206,95 @@ static void test_terminates_any_address(void **state)
 	alarm(0);
 }
 
+/*
+ * PUD pages: one per 512 GiB region spanned, but the first region's
+ * (the program is there).  The seed's scale: 1 TiB of 2 MiB pages.
+ */
+static void test_pud_1t(void **state)
+{
+	(void)state;
+	/* 1 TiB at 512 GiB, unshared (MAP_PRIVATE): 2 PUD + 1024 PMD pages */
+	struct model_res r = run_pud(T, 2 * M, 512 * G, 1000, false, true);
+
+	assert_int_equal(r.slots, 1024);
+	assert_int_equal(r.pud_pages_per_session, 2);
+	assert_int_equal(r.pmd_pages_per_session, 1024);
+	assert_int_equal(r.marginal_bytes, 1026 * 4 * K);
+	assert_int_equal(r.memory_bytes, 1000ull * 1026 * 4 * K);
+	/* the kernel's PageTables without PUD pages (6.1): PMD pages only,
+	 * memory still counts them, VmPTE too */
+	r = run_pud(T, 2 * M, 512 * G, 1000, false, false);
+	assert_int_equal(r.marginal_bytes, 1024 * 4 * K);
+	assert_int_equal(r.expected_bytes, 1000ull * 1024 * 4 * K);
+	assert_int_equal(r.memory_bytes, 1000ull * 1026 * 4 * K);
+	assert_int_equal(r.vmpte_bytes, 1026 * 4 * K);
+	assert_false(r.pud_counted);
+
+	/* skewed by 2 MiB: 1025 slots across 3 PUD regions; unshared that
+	 * is 1,000 x 1028 pages = 4.02 GiB (the --check of the 1,000-session
+	 * run counts it) */
+	r = run_pud(T, 2 * M, 512 * G + 2 * M, 1000, false, true);
+	assert_int_equal(r.slots, 1025);
+	assert_int_equal(r.full_slots, 1023);
+	assert_int_equal(r.pud_pages_per_session, 3);
+	assert_int_equal(r.pmd_pages_per_session, 1025);
+	assert_int_equal(r.memory_bytes, 1000ull * 1028 * 4 * K);
+	/* ... but a shared skewed mapping still shares its 1023 full slots:
+	 * skewing only stops the first and last slot from sharing */
+	r = run_pud(T, 2 * M, 512 * G + 2 * M, 1000, true, true);
+	assert_int_equal(r.shared_slots, 1023);
+	assert_int_equal(r.pmd_pages_per_session, 2);
+	assert_int_equal(r.marginal_bytes, (2 + 3) * 4 * K);
+	assert_int_equal(r.expected_bytes, 1000ull * 5 * 4 * K + 1023 * 4 * K);
+
+	/* 10,000 aligned and shared: the 1024 PMD pages once, 2 PUD pages
+	 * each (tens of MiB, not 39 GiB) */
+	r = run_pud(T, 2 * M, 512 * G, 10000, true, true);
+	assert_int_equal(r.shared_bytes, 4 * M);
+	assert_int_equal(r.memory_bytes, 10000ull * 2 * 4 * K + 4 * M);
+
+	/* the default address (128 GiB): regions 0, 1, 2 -> 2 new PUD pages */
+	r = run_pud(T, 2 * M, BASE, 1, true, true);
+	assert_int_equal(r.pud_pages_per_session, 2);
+	/* inside the first 512 GiB: none; across 512 GiB: one */
+	assert_int_equal(run(64 * G, 2 * M, BASE, 1, true).pud_pages_per_session, 0);
+	assert_int_equal(run(64 * G, 2 * M, 480 * G, 1, true).pud_pages_per_session, 1);
+	/* 1 GiB and 4 KiB pages need PUD pages too */
+	assert_int_equal(run(2 * G, G, 511 * G, 1, true).pud_pages_per_session, 1);
+	assert_int_equal(run(4 * M, 4 * K, 512 * G - 2 * M, 1, true).pud_pages_per_session, 1);
+}
+
+/*
+ * The seed's "39 GB": 1024 PMD pages x 4 KiB x 9,999 extra processes =
+ * 39.06 GiB between 10,000 unshared and 10,000 shared 1 TiB mappings (PUD
+ * pages, never shared, cancel out).
+ */
+static void test_seed_39g(void **state)
+{
+	(void)state;
+	struct model_res u = run_pud(T, 2 * M, 512 * G, 10000, false, true);
+	struct model_res s = run_pud(T, 2 * M, 512 * G, 10000, true, true);
+	uint64_t saved = u.memory_bytes - s.memory_bytes;
+
+	assert_int_equal(saved, 1024ull * 4 * K * 9999);
+	assert_true((double)saved / (double)G > 39.05 && (double)saved / (double)G < 39.07);
+	assert_int_equal(u.expected_bytes - s.expected_bytes, saved);
+}
+
+static void test_pud_counted_release(void **state)
+{
+	(void)state;
+	assert_false(model_pud_counted("6.1.0-57-amd64"));
+	assert_false(model_pud_counted("6.6.30"));
+	assert_true(model_pud_counted("6.7.0"));
+	assert_true(model_pud_counted("6.12.118+deb12-amd64"));
+	assert_true(model_pud_counted("7.0"));
+	assert_false(model_pud_counted("5.19.0"));
+	assert_false(model_pud_counted(""));
+	assert_false(model_pud_counted("x"));
+	assert_false(model_pud_counted(NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +305,9 @@ int main(void)
 		cmocka_unit_test(test_1g),
 		cmocka_unit_test(test_invalid),
 		cmocka_unit_test(test_terminates_any_address),
+		cmocka_unit_test(test_pud_1t),
+		cmocka_unit_test(test_seed_39g),
+		cmocka_unit_test(test_pud_counted_release),
 	};
 
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);

@@ -46,9 +46,25 @@ static void test_bad_inputs(void **state)
 		/* defect 1: wrapping address, bounded space */
 		{ "--address 0xffffffffc0000000", "--address 0xffffffffc0000000: must be" },
 		{ "--address 0xffffffffc0000000 --size 512M --page-size 4K", "--address" },
-		{ "--address 0x8000000000", "below 0x8000000000" },
-		{ "--address 0x7fc0000000 --size 2G", "must end by 0x8000000000" },
-		{ "--address 0x7fc0000000 --size 1G --placement skewed", "+ 2M (skewed)" },
+		{ "--address 0x200000000000", "below 0x200000000000 (32 TiB)" },
+		{ "--address 0x7fffc0000000", "below 0x200000000000" },
+		{ "--address 0x1fffc0000000 --size 2G", "must end by 0x200000000000" },
+		{ "--address 0x1fffc0000000 --size 1G --placement skewed", "+ 2M (skewed)" },
+		{ "--address 0x1f4000000000 --size 1T --touch sparse --backing hugetlbfs",
+		  "at most 768G here" },
+		{ "--size 64T --touch sparse --backing hugetlbfs", "must end by 0x200000000000" },
+		/* --touch sparse and --map private */
+		{ "--touch some", "--touch: unknown value 'some' (all, sparse)" },
+		{ "--touch sparse --page-size 4K --backing memfd", "--touch sparse needs --page-size 2M" },
+		{ "--touch sparse --page-size 1G", "--touch sparse needs --page-size 2M" },
+		{ "--touch sparse --backing hugetlbfs --disrupt punch", "--touch sparse cannot be disrupted" },
+		{ "--touch sparse --buffer-size 4M", "--buffer-size 4M: --touch sparse keeps" },
+		{ "--map copy", "--map: unknown value 'copy' (shared, private)" },
+		{ "--map private --write-pct 0", "--map private needs a file" },
+		{ "--map private --backing anon --write-pct 0", "--map private needs a file" },
+		{ "--map private --backing hugetlbfs", "--map private needs --write-pct 0" },
+		{ "--map private --backing memfd --write-pct 0 --disrupt punch", "--map private cannot be disrupted" },
+		{ "--map private --backing memfd --write-pct 0 --no-prefault", "needs the prefault" },
 		/* defect 2: zero and low addresses */
 		{ "--address 0", "from 0x100000000" },
 		{ "--address 0x40000000", "from 0x100000000" },
@@ -110,6 +126,12 @@ static void test_good_inputs(void **state)
 		{ "--address 0x100000000", 0x100000000ull, 5000, 0 },
 		{ "--address 4294967296", 0x100000000ull, 5000, 0 },
 		{ "--address 0X7FC0000000 --size 1G", 0x7fc0000000ull, 5000, 0 },
+		{ "--address 0x8000000000", 0x8000000000ull, 5000, 0 },
+		{ "--address 0x1fffc0000000 --size 1G", 0x1fffc0000000ull, 5000, 0 },
+		{ "--address 0x8000000000 --size 1T --touch sparse --backing hugetlbfs --placement skewed",
+		  0x8000000000ull, 5000, 0 },
+		{ "--size 1T --touch sparse --backing memfd --map private --write-pct 0",
+		  DEFAULT_BASE, 5000, 0 },
 		{ "--address 0x7f40000000 --size 2G --placement skewed --page-size 4K --backing memfd",
 		  0x7f40000000ull, 5000, 0 },
 		/* defect 8: an explicit --duration stays with --txn-count */
@@ -162,6 +184,21 @@ static void test_needs_and_shapes(void **state)
 		  "hugepages_2m='x'" },
 		{ "", "mem_mib=1000,hugepages_2m=600,hugepages_1g=0,vcpus=2", 512, 0, 101,
 		  "cannot hold its huge page pools" },
+		/* sparse 1 TiB: one page per slot; 1,000 unshared skewed sessions
+		 * need 1,000 x 1028 table pages (4.02 GiB) + 256 KiB each */
+		{ "--backing hugetlbfs --size 1T --touch sparse --address 0x8000000000 --sessions 1000 "
+		  "--placement skewed --map private --write-pct 0",
+		  "mem_mib=6144,hugepages_2m=1100,hugepages_1g=0,vcpus=2", 1025, 0, 1001,
+		  "--size 1T --page-size 2M --touch sparse --map private --sessions 1000: needs 4330 MiB" },
+		{ "--backing hugetlbfs --size 1T --touch sparse --address 0x8000000000 --sessions 1000 "
+		  "--placement skewed --map private --write-pct 0",
+		  "mem_mib=7168,hugepages_2m=1100,hugepages_1g=0,vcpus=2", 1025, 0, 1001, NULL },
+		/* shared and aligned: 1024 pages, 2 PUD pages per session */
+		{ "--backing hugetlbfs --size 1T --touch sparse --address 0x8000000000 --sessions 10000",
+		  "mem_mib=5120,hugepages_2m=1100,hugepages_1g=0,vcpus=2", 1024, 0, 10001, NULL },
+		{ "--backing hugetlbfs --size 1T --touch sparse --sessions 10000",
+		  "mem_mib=5120,hugepages_2m=1000,hugepages_1g=0,vcpus=2", 1024, 0, 10001,
+		  "needs 1024 free 2M huge pages" },
 	};
 	char err[512], opts[128];
 	struct machine_res m;
@@ -193,12 +230,68 @@ static void test_needs_and_shapes(void **state)
 	assert_true(n.mem_mib > 20 * 1024);
 }
 
+/* The pages --touch sparse faults: the first page of every slot spanned. */
+static void test_touch_pages(void **state)
+{
+	char err[512];
+	struct cfg c;
+
+	(void)state;
+	assert_int_equal(run("--size 1T --touch sparse --backing hugetlbfs --address 0x8000000000",
+			     &c, err, sizeof(err)), 0);
+	assert_true(seg_touch_pages(&c) == 1024);
+	assert_true(seg_touch_offset(&c, 0) == 0);
+	assert_true(seg_touch_offset(&c, 1) == 1ull << 30);
+	assert_true(seg_touch_offset(&c, 1023) == 1023ull << 30);
+	/* skewed: 1025 slots; slot 0 from the start, then each slot's first
+	 * page, the last one 2 MiB before the end */
+	assert_int_equal(run("--size 1T --touch sparse --backing hugetlbfs --address 0x8000000000 "
+			     "--placement skewed", &c, err, sizeof(err)), 0);
+	assert_true(seg_touch_pages(&c) == 1025);
+	assert_true(seg_touch_offset(&c, 0) == 0);
+	assert_true(seg_touch_offset(&c, 1) == (1ull << 30) - (2ull << 20));
+	assert_true(seg_touch_offset(&c, 1024) == (1ull << 40) - (2ull << 20));
+	/* all pages */
+	assert_int_equal(run("--size 1G", &c, err, sizeof(err)), 0);
+	assert_true(seg_touch_pages(&c) == 512);
+	assert_true(seg_touch_offset(&c, 3) == 6ull << 20);
+	/* the default 1 GiB, sparse: one page, two when skewed */
+	assert_int_equal(run("--touch sparse", &c, err, sizeof(err)), 0);
+	assert_true(seg_touch_pages(&c) == 1);
+	assert_int_equal(run("--touch sparse --placement skewed", &c, err, sizeof(err)), 0);
+	assert_true(seg_touch_pages(&c) == 2);
+}
+
+/* The model a run reports: --map private never shares; PUD pages in
+ * PageTables only when the kernel counts them, always in memory needs. */
+static void test_cfg_model(void **state)
+{
+	char err[512];
+	struct model_res m;
+	struct cfg c;
+
+	(void)state;
+	assert_int_equal(run("--size 1T --touch sparse --backing hugetlbfs --address 0x8000000000 "
+			     "--map private --write-pct 0", &c, err, sizeof(err)), 0);
+	cfg_model(&c, 100, false, &m);
+	assert_false(m.sharing);
+	assert_true(m.expected_bytes == 100ull * 1024 * 4096);
+	assert_true(m.memory_bytes == 100ull * 1026 * 4096);
+	assert_int_equal(run("--size 1T --touch sparse --backing hugetlbfs --address 0x8000000000",
+			     &c, err, sizeof(err)), 0);
+	cfg_model(&c, 100, true, &m);
+	assert_true(m.sharing);
+	assert_true(m.expected_bytes == 100ull * 2 * 4096 + 1024 * 4096);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_good_inputs),
 		cmocka_unit_test(test_needs_and_shapes),
+		cmocka_unit_test(test_touch_pages),
+		cmocka_unit_test(test_cfg_model),
 	};
 
 	return cmocka_run_group_tests_name("shmdb_options", tests, NULL, NULL);

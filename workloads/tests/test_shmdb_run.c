@@ -338,6 +338,52 @@ static int setup(void **state)
 	return mkdtemp(dir) ? 0 : -1;
 }
 
+/* A live (not zombie) process: /proc/PID/stat exists, state not Z. */
+static bool alive(pid_t p)
+{
+	char path[64], buf[256], *r;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	r = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	r = r ? strrchr(buf, ')') : NULL;
+	return r && r[1] == ' ' && r[2] != 'Z';
+}
+
+/*
+ * Item 3 of issue 12's scale section: sessions do not poll getppid(); a
+ * coordinator killed outright (SIGKILL: no handler, no teardown) takes
+ * every session with it through PR_SET_PDEATHSIG, mid-run and while
+ * mapper-only sessions (--active) sleep.
+ */
+static void test_sessions_die_with_coordinator(void **state)
+{
+	char args[512];
+	pid_t p, kids[64];
+	int n;
+
+	(void)state;
+	snprintf(args, sizeof(args), SMALL " --active 1 --duration 60 --out %s/killed.json", dir);
+	p = start(args, NULL);
+	wait_children(p, 4);
+	usleep(500000);
+	n = children_of(p, kids, 64);
+	assert_true(n >= 4);
+	kill(p, SIGKILL);
+	assert_int_equal(finish(p, 10), 128 + SIGKILL);
+	for (int i = 0; i < n; i++) {
+		for (int t = 0; t < 100 && alive(kids[i]); t++)
+			usleep(20000);
+		if (alive(kids[i]))
+			fail_msg("session %d still alive 2 s after its coordinator was killed",
+				 (int)kids[i]);
+	}
+}
+
 static int teardown(void **state)
 {
 	char cmd[128];
@@ -356,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_sigint_mid_run),
 		cmocka_unit_test(test_killed_session_fails),
 		cmocka_unit_test(test_disruptor_interval_bounded),
+		cmocka_unit_test(test_sessions_die_with_coordinator),
 	};
 
 	return cmocka_run_group_tests_name("shmdb_run", tests, setup, teardown);
