@@ -24,15 +24,15 @@ class FakeGuest:
         return self.results.get(name)
 
 
-def shmdb(n, pt_delta, share, unshare, saved_delta=0, gauge=None):
+def shmdb(n, pt_delta, share, unshare, gauge=None):
+    """gauge: PMD tables shared at attach (no unshare yet by then)."""
     doc = {'config': {'sessions': n}, 'pagetables_delta': pt_delta,
            'vmstat_delta': {'htlb_pmd_share': share,
                             'htlb_pmd_unshare': unshare,
-                            'htlb_pmd_share_backout': 0,
-                            'nr_htlb_pmd_saved': saved_delta}}
+                            'htlb_pmd_share_backout': 0}}
     if gauge is not None:
-        doc['vmstat_attached'] = {'nr_htlb_pmd_saved': gauge,
-                                  'htlb_pmd_share': share}
+        doc['vmstat_attached'] = {'htlb_pmd_share': gauge,
+                                  'htlb_pmd_unshare': 0}
     return doc
 
 
@@ -58,6 +58,16 @@ class TestCounters(unittest.TestCase):
     n = 1000
     base = 40 * PAGE    # other page tables the run touched, same for both
 
+    def test_saved_at_attach_is_share_minus_unshare(self):
+        n = self.n
+        al = shmdb(n, self.base + PAGE, n - 1, n - 1, gauge=n - 1)
+        al['vmstat_attached']['htlb_pmd_unshare'] = 3
+        un = shmdb(n, self.base + n * PAGE, 0, 0)
+        p = run_counters(al, un)
+        bad = [c['name'] for c in p.checks if not c['ok']]
+        self.assertIn('patched-debug: saved tables at attach = share events',
+                      bad)
+
     def test_consistent_sharing_passes(self):
         n = self.n
         al = shmdb(n, self.base + PAGE, n - 1, n - 1, gauge=n - 1)
@@ -67,15 +77,16 @@ class TestCounters(unittest.TestCase):
 
     def test_gauge_leak_fails(self):
         n = self.n
-        al = shmdb(n, self.base + PAGE, n - 1, n - 2, saved_delta=1,
-                   gauge=n - 1)
+        # One share never undone: unshare events fall short of shares.
+        al = shmdb(n, self.base + PAGE, n - 1, n - 2, gauge=n - 1)
         un = shmdb(n, self.base + n * PAGE, 0, 0)
         p = run_counters(al, un)
         self.assertFalse(p.ok)
 
     def test_gauge_against_pagetables_fails(self):
         n = self.n
-        # PageTables says sharing saved only half of what the gauge claims.
+        # PageTables says sharing saved only half of what the counters
+        # claim.
         al = shmdb(n, self.base + n // 2 * PAGE, n - 1, n - 1, gauge=n - 1)
         un = shmdb(n, self.base + n * PAGE, 0, 0)
         p = run_counters(al, un)
