@@ -12,7 +12,7 @@ SHA = "ab" * 32
 
 def good_env():
     return {
-        "VARIANT": "patched", "FLAVOUR": "perf",
+        "LINE": "6.1", "VARIANT": "patched", "FLAVOUR": "perf",
         "SRC_PKG": "linux-source-6.1", "SRCVER": "6.1.192-3",
         "SERIES_FILES": "/x/0001-a.patch /x/0002-b.patch",
         "SERIES_SHA": SHA, "FRAG_SHA": SHA, "CONFIG_SHA": SHA,
@@ -46,6 +46,27 @@ class WriteManifest(unittest.TestCase):
         self.assertEqual(m["kernelrelease"], "6.1.192-hugelab-patched-perf")
         self.assertEqual(m["series"], ["0001-a.patch", "0002-b.patch"])
         self.assertEqual(m["build_seconds"], 720)
+        self.assertEqual(m["source"], {"package": "linux-source-6.1",
+                                       "version": "6.1.192-3",
+                                       "line": "6.1"})
+
+    def test_the_6_12_line(self):
+        r, manifest = self.run_writer(
+            LINE="6.12", SRC_PKG="linux-source-6.12",
+            SRCVER="6.12.118-1~deb12u1",
+            PKGVERSION="6.12.118-1~deb12u1+hl.abababababab",
+            KREL="6.12.118-hugelab-patched-perf")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(manifest) as f:
+            self.assertEqual(json.load(f)["source"]["line"], "6.12")
+
+    def test_source_version_must_be_of_the_line(self):
+        # A 6.1 version recorded as the 6.12 line (or the reverse).
+        for over in ({"LINE": "6.12", "SRC_PKG": "linux-source-6.12"},
+                     {"SRC_PKG": "linux-source-6.12"}):
+            with self.subTest(**over):
+                r, _ = self.run_writer(**over)
+                self.assertEqual(r.returncode, 1)
 
     def test_bad_values_are_refused(self):
         bad = {
