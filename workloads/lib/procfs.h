@@ -81,7 +81,8 @@ const char *sysfs_selected_word(char *text);
  *   "machine": {cpus, mem_total, hugepages}
  * Each writes key and object.
  */
-#define HUGETLB_FAULT_LOCK_PATH "/sys/kernel/mm/hugepages/hugetlb_fault_lock"
+/* The patched kernel's hugetlb_fault_lock= mode (read-only module parameter) */
+#define HUGETLB_FAULT_LOCK_PATH "/sys/module/hugetlb/parameters/fault_lock"
 void envelope_kernel_json(struct json *j);
 void envelope_machine_json(struct json *j);
 /* Current UTC time as ISO 8601 ("2026-12-03T05:07:56Z") into buf[32]. */
