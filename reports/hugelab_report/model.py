@@ -5,7 +5,12 @@ Processes that map the same hugetlbfs range at the same 1 GiB-congruent
 address and cover the whole slot share one PMD page per slot; a slot the
 mapping covers only partly cannot be shared and costs every process its own
 PMD page.  4 KiB pages cost a PTE page per 2 MiB plus the PMD pages; 1 GiB
-pages are mapped at the PUD level and cost no PMD page.
+pages are mapped at the PUD level and cost no PMD page.  A MAP_PRIVATE
+mapping (shmdb --map private) never shares.  Every page size needs one PUD
+page per 512 GiB region the mapping spans beyond the first (the program's
+own region, whose PUD page every process has); PUD pages are never shared,
+and /proc/meminfo PageTables counts them only from Linux 6.7 (the workload
+says so in its model.pud_counted).
 
 Everything here is pure arithmetic on the configuration; the measured
 figures are compared against it by savings.py.
@@ -20,13 +25,15 @@ TiB = 1024 * GiB
 PT_PAGE = 4 * KiB          # one page-table page
 PMD_SPAN = GiB             # what one PMD page maps
 PTE_SPAN = 2 * MiB         # what one PTE page maps
+PGD_SPAN = 512 * GiB       # what one PUD page maps
 SKEW = 2 * MiB             # skewed placement: 2 MiB past a 1 GiB boundary
 
-MODES = ("4k", "2m-aligned", "2m-skewed", "1g")
+MODES = ("4k", "2m-aligned", "2m-skewed", "2m-private", "1g")
 MODE_TITLES = {
     "4k": "4 KiB pages",
     "2m-aligned": "2 MiB pages, 1 GiB-aligned (shared PMD)",
     "2m-skewed": "2 MiB pages, skewed by 2 MiB (no sharing)",
+    "2m-private": "2 MiB pages, MAP_PRIVATE (never shared)",
     "1g": "1 GiB pages",
 }
 
@@ -37,6 +44,8 @@ def mode_of(config):
     if config.get("backing") == "anon" or ps == 4 * KiB:
         return "4k"
     if ps == 2 * MiB:
+        if config.get("map") == "private":
+            return "2m-private"
         if config.get("placement") == "skewed":
             return "2m-skewed"
         return "2m-aligned"
@@ -63,6 +72,25 @@ def offset_of(mode):
     return SKEW if mode == "2m-skewed" else 0
 
 
+def address_of(config):
+    """The mapping's address from a configuration ("0x..."), or None."""
+    a = (config or {}).get("address")
+    try:
+        return int(a, 16) if isinstance(a, str) else None
+    except ValueError:
+        return None
+
+
+def pud_pages(size, address):
+    """PUD pages a mapping needs beyond the first 512 GiB region's (which
+    every process has); 0 without an address (taken as the lab's default
+    placement, inside the first region)."""
+    if address is None or size <= 0:
+        return 0
+    first, last = address // PGD_SPAN, (address + size - 1) // PGD_SPAN
+    return last - first + 1 - (1 if first == 0 else 0)
+
+
 class Expectation:
     """Model figures for `mappers` processes mapping `size` bytes in `mode`.
 
@@ -71,11 +99,13 @@ class Expectation:
     first + (mappers - 1) * marginal.
     """
 
-    def __init__(self, mode, size, mappers):
+    def __init__(self, mode, size, mappers, address=None, pud_counted=False):
         self.mode = mode
         self.size = size
         self.mappers = mappers
-        self.slots, self.full_slots = slots(size, offset_of(mode))
+        self.slots, self.full_slots = slots(
+            size, offset_of(mode) if address is None else address)
+        self.pud_pages = pud_pages(size, address)
         if mode == "4k":
             pte = math.ceil(size / PTE_SPAN)
             self.marginal_pages = pte + self.slots
@@ -84,13 +114,21 @@ class Expectation:
             partial = self.slots - self.full_slots
             self.marginal_pages = partial
             self.first_pages = self.slots
+        elif mode == "2m-private":
+            self.marginal_pages = self.slots
+            self.first_pages = self.slots
         elif mode == "1g":
             self.marginal_pages = 0
             self.first_pages = 0
         else:
             raise ValueError("unknown mode %r" % mode)
-        self.sharing = (mode.startswith("2m") and self.full_slots > 0
-                        and mappers > 1)
+        # PUD pages: memory always, PageTables only where counted
+        self.memory_marginal_pages = self.marginal_pages + self.pud_pages
+        if pud_counted:
+            self.marginal_pages += self.pud_pages
+            self.first_pages += self.pud_pages
+        self.sharing = (mode in ("2m-aligned", "2m-skewed")
+                        and self.full_slots > 0 and mappers > 1)
 
     @property
     def pages(self):

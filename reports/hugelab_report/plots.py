@@ -17,7 +17,8 @@ matplotlib.rcParams.update({
     "figure.subplot.bottom": 0.13, "figure.subplot.top": 0.92,
 })
 MODE_STYLE = {"4k": ("tab:red", "s"), "2m-aligned": ("tab:green", "o"),
-              "2m-skewed": ("tab:orange", "^"), "1g": ("tab:blue", "D")}
+              "2m-skewed": ("tab:orange", "^"),
+              "2m-private": ("tab:purple", "v"), "1g": ("tab:blue", "D")}
 
 
 def to_svg(fig):

@@ -9,7 +9,7 @@ import re
 import jinja2
 import markupsafe
 
-from . import junit, latency, model, plots, stats, summary
+from . import junit, latency, model, plots, savings, stats, summary
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 RUNS_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..",
@@ -206,6 +206,14 @@ def provenance_sections(pv):
     return [s]
 
 
+def ms(ns):
+    return "n/a" if ns is None else "%s ms" % model.sig3(ns / 1e6)
+
+
+def secs(x):
+    return "n/a" if x is None else "%s s" % model.sig3(x)
+
+
 def savings_sections(sav, tolerance):
     s = Section("Savings")
     s.para("PageTables delta (/proc/meminfo, attached minus before) per "
@@ -331,7 +339,51 @@ def savings_sections(sav, tolerance):
                    model.human_bytes(a["claimed"]),
                    model.human_bytes(a["claimed"]),
                    model.human_bytes(a["size_needed"])))
-    return [s, e]
+    extra = []
+    if sav.get("seed_scale"):
+        x = Section("The seed's scale: 1 TiB")
+        x.para("A sparse 1 TiB segment (shmdb --touch sparse: one 2 MiB "
+               "page per 1 GiB slot) gives every session the page tables "
+               "of a 1 TiB mapping. Unshared (MAP_PRIVATE) against shared "
+               "(aligned); the measured bytes per modelled page of the "
+               "unshared run scale the 1024 PMD pages x 9,999 extra "
+               "processes of the seed's claim. PageTables counts PUD pages "
+               "only from Linux 6.7 (the model follows the workload's "
+               "pud_counted).")
+        x.table(["guest", "unshared run", "sessions", "per session",
+                 "model", "shared run", "sessions", "per session", "model",
+                 "1 TiB x 10,000 saves", "model"],
+                [[r["guest"], r["unshared"],
+                  "{:,}".format(r["unshared_sessions"]),
+                  model.human_bytes(r["unshared_per_session_bytes"]),
+                  model.human_bytes(r["unshared_model_per_session_bytes"]),
+                  r["shared"], "{:,}".format(r["shared_sessions"]),
+                  model.human_bytes(r["shared_per_session_bytes"]),
+                  model.human_bytes(r["shared_model_per_session_bytes"]),
+                  model.human_bytes(r["saved_bytes"]),
+                  model.human_bytes(r["model_saved_bytes"])]
+                 for r in sav["seed_scale"]],
+                "Measured at the seed's scale")
+        extra.append(x)
+    if sav.get("baseline"):
+        b = Section("Cost of sessions")
+        b.para("shmdb's attach+fault against forktouch, a bare "
+               "fork-and-touch of the same segment by as many processes in "
+               "the same guest (goal: at most %sx). 'mean' is the "
+               "per-process window (start signal to every page faulted), "
+               "'phase' the whole attach phase." % savings.BASELINE_GOAL)
+        b.table(["guest", "shmdb run", "forktouch run", "sessions",
+                 "placement", "attach", "mean", "baseline mean", "ratio",
+                 "phase", "baseline phase", "ratio"],
+                [[r["guest"], r["experiment"], r["baseline"],
+                  "{:,}".format(r["sessions"] or 0), r["placement"],
+                  r["attach"], ms(r["mean_ns"]), ms(r["baseline_mean_ns"]),
+                  num(r["mean_ratio"]), secs(r["total_s"]),
+                  secs(r["baseline_total_s"]), num(r["total_ratio"])]
+                 for r in sav["baseline"]],
+                "Attach+fault per session: shmdb / forktouch")
+        extra.append(b)
+    return [s, e] + extra
 
 
 HIST_COLUMNS = ("transactions", "faults", "transactions_disrupted",

@@ -84,8 +84,10 @@ def rows_of(run):
         delta = measured_delta(r)
         if mode is None or not sessions or not size or delta is None:
             continue
-        exp = model.Expectation(mode, size, sessions)
         wl = r.get("model") or {}
+        exp = model.Expectation(mode, size, sessions,
+                                address=model.address_of(cfg),
+                                pud_counted=bool(wl.get("pud_counted")))
         vm = r.get("vmstat_delta") or {}
         ck = counter_keys(vm)
         rows.append({
@@ -102,6 +104,7 @@ def rows_of(run):
             "model_per_session_bytes": exp.per_process_bytes,
             "model_sharing": exp.sharing,
             "slots": exp.slots, "full_slots": exp.full_slots,
+            "pud_pages": exp.pud_pages, "touch": cfg.get("touch", "all"),
             "overhead_per_session": (delta - exp.bytes) / sessions,
             "workload_model_bytes": wl.get("expected_pagetables_bytes"),
             "vmpte_sum": (r.get("vmpte") or {}).get("sum"),
@@ -394,6 +397,87 @@ def checks_of(rows, pairs, tolerance):
     return checks
 
 
+def seed_scale(rows):
+    """The seed's "39 GB" measured at its own scale, per guest: a 1 TiB
+    mapping of 2 MiB pages unshared (2m-private, shmdb --map private) and
+    shared (2m-aligned), e.g. shmdb --touch sparse (inventories/scale).
+    The measured bytes per modelled page of the unshared run scale the
+    model's 1024 PMD pages x 9,999 extra processes of an aligned 1 TiB."""
+    out = []
+    big = defaultdict(list)
+    for r in rows:
+        if r["size"] >= model.TiB and r["page_size"] == 2 * model.MiB:
+            big[r["guest"]].append(r)
+    for guest, rs in sorted(big.items()):
+        un = [r for r in rs if r["mode"] == "2m-private"]
+        sh = [r for r in rs if r["mode"] == "2m-aligned"]
+        if not un or not sh:
+            continue
+        u = max(un, key=lambda r: r["sessions"])
+        s = max(sh, key=lambda r: r["sessions"])
+        if not u["model_per_session_bytes"]:
+            continue
+        beta = (u["per_session_bytes"] * model.PT_PAGE
+                / u["model_per_session_bytes"])
+        out.append({
+            "guest": guest, "unshared": u["experiment"],
+            "unshared_sessions": u["sessions"],
+            "unshared_per_session_bytes": u["per_session_bytes"],
+            "unshared_model_per_session_bytes":
+                u["model_per_session_bytes"],
+            "shared": s["experiment"], "shared_sessions": s["sessions"],
+            "shared_per_session_bytes": s["per_session_bytes"],
+            "shared_model_per_session_bytes": s["model_per_session_bytes"],
+            "bytes_per_pmd_page": beta,
+            "saved_bytes": model.sharing_savings(model.TiB, 10000, beta),
+            "model_saved_bytes": model.sharing_savings(model.TiB, 10000),
+        })
+    return out
+
+
+# What a baseline pair must have in common (shmdb and forktouch).
+BASELINE_KEYS = ("backing", "page_size", "size", "placement", "touch", "map",
+                 "sessions", "attach")
+BASELINE_GOAL = 1.5
+
+
+def baseline_pairs(run):
+    """shmdb's attach+fault per session against forktouch's (the bare
+    fork-and-touch baseline) for the same segment and process count in the
+    same guest: the ratio of the mean per-process window and of the whole
+    phase (goal: at most BASELINE_GOAL)."""
+    def key(r):
+        c = r.config
+        return (r.guest,) + tuple(c.get(k, d) for k, d in zip(
+            BASELINE_KEYS, (None,) * 4 + ("all", "shared", None, None)))
+
+    def attach(r):
+        a = r.get("attach") or {}
+        per = a.get("per_session") or {}
+        return per.get("mean"), a.get("total_s")
+
+    base = {key(r): r for r in run.results("forktouch")}
+    out = []
+    for r in run.results("shmdb"):
+        b = base.get(key(r))
+        if b is None:
+            continue
+        (sm, st), (bm, bt) = attach(r), attach(b)
+        out.append({
+            "guest": r.guest, "experiment": r.name, "baseline": b.name,
+            "sessions": r.config.get("sessions"),
+            "placement": r.config.get("placement"),
+            "attach": r.config.get("attach"),
+            "size": r.config.get("size"),
+            "mean_ns": sm, "baseline_mean_ns": bm,
+            "total_s": st, "baseline_total_s": bt,
+            "mean_ratio": sm / bm if sm and bm else None,
+            "total_ratio": st / bt if st and bt else None,
+        })
+    out.sort(key=lambda x: (x["guest"], x["sessions"] or 0, x["experiment"]))
+    return out
+
+
 def analyse(run, tolerance=0.25, targets=DEFAULT_TARGETS):
     rows = rows_of(run)
     fits = fits_of(rows)
@@ -405,4 +489,6 @@ def analyse(run, tolerance=0.25, targets=DEFAULT_TARGETS):
         "extrapolation": extrapolate(est, targets),
         "mode_extrapolation": extrapolate_modes(fits),
         "checks": checks_of(rows, pairs, tolerance),
+        "seed_scale": seed_scale(rows),
+        "baseline": baseline_pairs(run),
     }
