@@ -210,6 +210,9 @@ int main(int argc, char **argv)
 	quiet = c.quiet;
 	if (machine_host(&m, err, sizeof(err)) || needs_fit(opts, &need, &m, err, sizeof(err)))
 		bad(err);
+	/* as shmdb: 4 KiB pages never become shmem THP (children inherit) */
+	if (c.page_size == 4096 && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
+		bad("prctl(PR_SET_THP_DISABLE) failed");
 	if ((e = outfile_open(&outf, c.out))) {
 		snprintf(err, sizeof(err), "--out %s: %s", c.out, strerror(-e));
 		bad(err);
