@@ -369,13 +369,16 @@ def savings_sections(sav, tolerance):
         b = Section("Cost of sessions")
         b.para("shmdb's attach+fault against forktouch, a bare "
                "fork-and-touch of the same segment by as many processes in "
-               "the same guest (goal: at most %sx). 'mean' is the "
-               "per-process window (start signal to every page faulted), "
-               "'phase' the whole attach phase." % savings.BASELINE_GOAL)
-        b.table(["guest", "shmdb run", "forktouch run", "sessions",
+               "the same guest (goal: at most %sx). 'mean' is the median "
+               "over the repeated runs of the mean per-process window "
+               "(start signal to every page faulted), 'phase' the median "
+               "whole attach phase. Under TCG on a busy host single runs "
+               "vary by up to 3x." % savings.BASELINE_GOAL)
+        b.table(["guest", "shmdb runs", "forktouch runs", "sessions",
                  "placement", "attach", "mean", "baseline mean", "ratio",
                  "phase", "baseline phase", "ratio"],
-                [[r["guest"], r["experiment"], r["baseline"],
+                [[r["guest"], ", ".join(r["experiments"]),
+                  ", ".join(r["baselines"]),
                   "{:,}".format(r["sessions"] or 0), r["placement"],
                   r["attach"], ms(r["mean_ns"]), ms(r["baseline_mean_ns"]),
                   num(r["mean_ratio"]), secs(r["total_s"]),
