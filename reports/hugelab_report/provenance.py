@@ -46,21 +46,25 @@ def guest_of(g):
                        "release": r.kernel.get("release"),
                        "hugetlb_fault_lock":
                            r.kernel.get("hugetlb_fault_lock")})
+    kernel = {"variant": k.get("variant"), "flavour": k.get("flavour"),
+              "release": k.get("release"),
+              "package_sha256": k.get("package_sha256"),
+              "cmdline": k.get("cmdline"),
+              "verified": k.get("verified")}
+    # The kernel line ("6.1", "6.12"), in guest.json since there are two.
+    if k.get("source"):
+        kernel["source"] = k["source"]
     return {
         "hypervisor": g.doc.get("hypervisor"),
         "shape": g.shape,
-        "kernel": {"variant": k.get("variant"), "flavour": k.get("flavour"),
-                   "release": k.get("release"),
-                   "package_sha256": k.get("package_sha256"),
-                   "cmdline": k.get("cmdline"),
-                   "verified": k.get("verified")},
+        "kernel": kernel,
         "workloads": params,
     }
 
 
 def analyse(run):
     m = run.manifest
-    return {
+    out = {
         "run_id": run.run_id,
         "harness": m.get("harness"),
         "started_at": m.get("started_at"),
@@ -70,3 +74,7 @@ def analyse(run):
         "guests": {g.name: guest_of(g) for g in run.guests},
         "timings": m.get("timings"),
     }
+    # Every kernel line's source package (run manifests since 6.12).
+    if m.get("sources"):
+        out["sources"] = m["sources"]
+    return out
