@@ -638,7 +638,7 @@ int main(int argc, char **argv)
 	if (ksft_get_fail_cnt()) {
 		if (detected < 0)
 			detected = now() - t0;
-		ksft_print_msg("corruption detected after %.2f s\n", detected);
+		ksft_print_msg("failure detected after %.2f s\n", detected);
 	}
 	ksft_finished();
 }
