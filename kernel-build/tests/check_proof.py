@@ -11,7 +11,9 @@ directory that is not a proof run.
 
 Guests (by name suffix): stock-<flavour> (expected to warn from
 hugetlb_split), patched-<flavour> (hugetlb_fault_lock=vma, the default) and
-patched-<flavour>-immap (hugetlb_fault_lock=i_mmap).  Missing guests skip
+patched-<flavour>-immap (hugetlb_fault_lock=i_mmap), 6.12-stock-<flavour>
+(stock 6.12, the fixed reference: no kernel findings, no fault lock
+mode).  Missing guests skip
 their checks, missing experiments of a present guest fail them.
 """
 
@@ -133,7 +135,8 @@ def check_stock(p, g):
 
 
 def check_clean(p, g, mode):
-    """A patched guest: no kernel findings, every experiment ok."""
+    """A patched guest (or stock 6.12, mode None: no fault lock mode): no
+    kernel findings, every experiment ok."""
     warn = g.doc.get('kernel_log', {}).get('warnings')
     p.figure(g.name + '.kernel_warnings', warn)
     p.check(g.name + ': no kernel warnings on the console', warn == 0,
@@ -148,9 +151,10 @@ def check_clean(p, g, mode):
                     e.get('status'), e.get('exit_code'), e.get('seconds')))
     for name, r in sorted(g.results.items()):
         fl = r.get('kernel', {}).get('hugetlb_fault_lock')
-        p.check('%s: %s runs with hugetlb_fault_lock=%s'
-                % (g.name, name, mode), fl == mode,
-                'kernel reports %r' % fl)
+        p.check('%s: %s %s' % (
+            g.name, name, 'runs with hugetlb_fault_lock=%s' % mode if mode
+            else 'reports no fault lock mode (stock kernel)'),
+            fl == mode, 'kernel reports %r' % fl)
         kl = r.get('kernel_log', {}).get('warnings')
         p.check('%s: %s saw no kernel log findings' % (g.name, name),
                 kl == 0, 'kernel_log.warnings=%s' % kl)
@@ -368,7 +372,9 @@ def main(argv):
     for n, g in guests.items():
         p.figure(n + '.boot_to_userspace_s',
                  g.doc.get('timings', {}).get('boot_to_userspace_s'))
-        if n.startswith('stock-'):
+        if n.startswith('6.12-stock-'):
+            check_clean(p, g, None)
+        elif n.startswith('stock-'):
             check_stock(p, g)
         elif n.endswith('-immap'):
             immap = g

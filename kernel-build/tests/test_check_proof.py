@@ -154,5 +154,50 @@ class CompareFaults(unittest.TestCase):
         self.assertFalse(out['ok'])
 
 
+class FakeRunGuest:
+    """A guest of check_clean(): guest.json, results, experiments."""
+
+    def __init__(self, name, results, warnings=0):
+        self.name = name
+        self.results = results
+        self.doc = {'status': 'ok', 'kernel_log': {'warnings': warnings},
+                    'experiments': [{'name': n, 'status': 'ok'}
+                                    for n in results]}
+
+    def exp(self, name):
+        return self.results.get(name)
+
+
+class TestStock612(unittest.TestCase):
+    """Stock 6.12 is checked like a patched guest without a fault lock."""
+
+    def results(self, fault_lock=None):
+        kernel = {'hugetlb_fault_lock': fault_lock} if fault_lock else {}
+        ops = {'mprotect': 3, 'munmap': 2, 'dontneed': 4, 'punch': 5}
+        return {
+            'split-racer': {'kernel': kernel, 'kernel_log': {'warnings': 0}},
+            'racer': {'kernel': kernel, 'kernel_log': {'warnings': 0},
+                      'reads': 10, 'writes': 10, 'tag_errors': 0,
+                      'unshare_ops': ops},
+        }
+
+    def test_clean_stock_passes(self):
+        p = check_proof.Proof()
+        check_proof.check_clean(
+            p, FakeRunGuest('6.12-stock-debug', self.results()), None)
+        self.assertTrue(p.ok, [c for c in p.checks if not c['ok']])
+        self.assertIn('6.12-stock-debug: racer reports no fault lock mode '
+                      '(stock kernel)', [c['name'] for c in p.checks])
+
+    def test_warning_or_fault_lock_fails(self):
+        for guest in (FakeRunGuest('6.12-stock-debug', self.results(),
+                                   warnings=1),
+                      FakeRunGuest('6.12-stock-debug',
+                                   self.results('vma'))):
+            p = check_proof.Proof()
+            check_proof.check_clean(p, guest, None)
+            self.assertFalse(p.ok)
+
+
 if __name__ == '__main__':
     unittest.main()
