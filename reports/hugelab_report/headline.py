@@ -3,8 +3,9 @@ the model, the sharing saving measured and extrapolated (4096 bytes per
 PMD page; the measured figure is the cross-check), the worst fault stall
 and the stalls over 100 ms / 1 s / 2 s per fault-lock mode, the
 correctness verdict, and one line per claim of the seed article
-(/work/shared/seeds/000-article.md): reproduced, refuted or not measured,
-with the number."""
+(/work/shared/seeds/000-article.md): reproduced, refuted, extrapolated
+(an arithmetic consequence of a smaller measurement, never "reproduced")
+or not measured, with the number."""
 
 from collections import defaultdict
 
@@ -12,6 +13,10 @@ from . import latency, model, stats
 
 FAULT_METRICS = ("faulting_disrupted", "faults_disrupted", "faults")
 SEED_STALL = 2_000_000_000          # "latencies greater than two seconds"
+# "A lot better": the worst-case i_mmap / vma stall ratio a pair must reach
+# for the per-VMA lock claim (a pair better by less, e.g. 1.26x in a single
+# TCG run, is within what repeated runs of one kernel differ by).
+A_LOT_BETTER = 2.0
 
 
 def _kernel(pv, guest):
@@ -129,16 +134,20 @@ def claims(an, st):
                             model.human_bytes(one_gib), model.sig3(beta),
                             model.human_bytes(model.sharing_savings(
                                 model.GiB, 10000, beta)))})
+        # Extrapolated, not measured: a run at 1 TiB x 10,000 (seed_scale
+        # below) is what can reproduce it.
         out.append({
             "claim": "(corrected) 39 GB is what a 1 TiB mapping saves with "
                      "10,000 processes",
-            "verdict": "reproduced" if abs(beta / model.PT_PAGE - 1) <= 0.25
+            "verdict": "extrapolated" if abs(beta / model.PT_PAGE - 1) <= 0.25
             else "refuted",
             "evidence": "%s with 4096 B per PMD page; %s with the measured "
-                        "%s B" % (model.human_bytes(one_tib),
-                                  model.human_bytes(model.sharing_savings(
-                                      model.TiB, 10000, beta)),
-                                  model.sig3(beta))})
+                        "%s B (extrapolated from %s)" % (
+                            model.human_bytes(one_tib),
+                            model.human_bytes(model.sharing_savings(
+                                model.TiB, 10000, beta)),
+                            model.sig3(beta),
+                            "the 1 GiB runs' bytes per PMD page")})
     else:
         out.append({"claim": "a 1 GB mapping shared by 10,000 processes "
                     "saves 39 GB of page tables", "verdict": "not measured",
@@ -203,14 +212,15 @@ def claims(an, st):
         or rat
     if rat:
         worst = min(rat, key=lambda x: x["max_ratio"])
-        better = all(x["max_ratio"] > 1 for x in rat)
+        better = worst["max_ratio"] >= A_LOT_BETTER
         out.append({"claim": "a per-VMA lock makes the worst case a lot "
                     "better than i_mmap_rwsem",
                     "verdict": "reproduced" if better else "refuted",
                     "evidence": "worst-case i_mmap / vma stall ratio %s "
-                    "(lowest of %d pairs; %s vs %s, %s sessions, %s; p99 "
-                    "ratio %s)" % (
-                        "%sx" % model.sig3(worst["max_ratio"]), len(rat),
+                    "(a lot: %sx or more; lowest of %d pairs; %s vs %s, %s "
+                    "sessions, %s; p99 ratio %s)" % (
+                        "%sx" % model.sig3(worst["max_ratio"]),
+                        model.sig3(A_LOT_BETTER), len(rat),
                         _ns(worst["max_i_mmap"]), _ns(worst["max_vma"]),
                         worst["sessions"], ",".join(worst["disrupt"]),
                         "%sx" % model.sig3(worst["p99_ratio"])
