@@ -27,6 +27,7 @@
 
 #include "forktouch.h"
 #include "futex.h"
+#include "failures.h"
 #include "hist.h"
 #include "json.h"
 #include "kmsg.h"
@@ -38,7 +39,6 @@
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
-#define MAX_FAILURES 16
 #define MAX_SIZES 8
 
 /* Shared with the children: latches and one time per process. */
@@ -49,25 +49,11 @@ struct shared {
 };
 
 static volatile sig_atomic_t got_signal;
-static char *failures[MAX_FAILURES];
-static int nfailures;
+static struct failures failures = { .prog = "forktouch" };
+#define fail(...) failures_add(&failures, __VA_ARGS__)
 static bool quiet;
 
 static void on_signal(int sig) { got_signal = sig; }
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-	char buf[512];
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "forktouch: FAIL: %s\n", buf);
-	if (nfailures < MAX_FAILURES)
-		failures[nfailures++] = strdup(buf);
-}
 
 static void bad(const char *msg)
 {
@@ -161,7 +147,7 @@ static bool wait_all(uint32_t *w, uint64_t n, uint64_t *reaped_bad)
 
 		if (v >= n)
 			return true;
-		if (got_signal || nfailures)
+		if (got_signal || failures.n)
 			return false;
 		futex_wait(w, v, 100);
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
@@ -259,7 +245,7 @@ int main(int argc, char **argv)
 		prefault_s = (double)(now_ns() - t0) / 1e9;
 	}
 	fflush(NULL);
-	for (uint64_t i = 0; i < c.sessions && !nfailures && !got_signal; i++) {
+	for (uint64_t i = 0; i < c.sessions && !failures.n && !got_signal; i++) {
 		pid_t p = fork();
 
 		if (p == 0)
@@ -272,7 +258,7 @@ int main(int argc, char **argv)
 	}
 	if (!quiet)
 		fprintf(stderr, "forktouch: %" PRIu64 " processes forked\n", npids);
-	if (!nfailures && wait_all(&sh->ready, c.sessions, &bad_exits)) {
+	if (!failures.n && wait_all(&sh->ready, c.sessions, &bad_exits)) {
 		pt_before = pagetables();
 
 		uint64_t t0 = now_ns();
@@ -352,8 +338,8 @@ int main(int argc, char **argv)
 	struct hist h;
 	struct model_res model;
 	struct json j;
-	const char *status = got_signal ? "error" : nfailures ? "fail" : "ok";
-	int rc = got_signal ? 128 + got_signal : nfailures ? 1 : 0;
+	const char *status = got_signal ? "error" : failures.n ? "fail" : "ok";
+	int rc = got_signal ? 128 + got_signal : failures.n ? 1 : 0;
 	char b[32];
 
 	hist_init(&h);
@@ -373,11 +359,7 @@ int main(int argc, char **argv)
 	json_kv_str(&j, "schema", "hugelab.forktouch/1");
 	json_kv_str(&j, "program", "forktouch");
 	json_kv_str(&j, "status", status);
-	json_key(&j, "failures");
-	json_arr_begin(&j);
-	for (int i = 0; i < nfailures; i++)
-		json_str(&j, failures[i]);
-	json_arr_end(&j);
+	failures_json(&j, "failures", &failures);
 	json_kv_str(&j, "started_at", started);
 	json_kv_str(&j, "finished_at", finished);
 	envelope_kernel_json(&j);

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "failures.h"
 #include "json.h"
 #include "kmsg.h"
 #include "opts.h"
@@ -45,7 +46,6 @@
 #include "worker.h"
 
 
-#define MAX_FAILURES 64
 
 struct child {
 	pid_t pid;
@@ -54,26 +54,9 @@ struct child {
 	bool reaped;
 };
 
-static struct {
-	char *msg[MAX_FAILURES];
-	int n;
-} failures;
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	if (s && failures.n < MAX_FAILURES)
-		failures.msg[failures.n++] = s;
-	else
-		free(s);
-}
+/* Printed at the end (after the summary line), not as they happen. */
+static struct failures failures;
+#define fail(...) failures_add(&failures, __VA_ARGS__)
 
 static int open_file(struct racer *r)
 {
@@ -297,11 +280,7 @@ static bool write_json(FILE *f, const struct racer *r, const struct outcome *o,
 	json_kv_str(&j, "schema", "hugelab.racer/1");
 	json_kv_str(&j, "program", "racer");
 	json_kv_str(&j, "status", o->status);
-	json_key(&j, "failures");
-	json_arr_begin(&j);
-	for (int i = 0; i < failures.n; i++)
-		json_str(&j, failures.msg[i]);
-	json_arr_end(&j);
+	failures_json(&j, "failures", &failures);
 	json_kv_str(&j, "started_at", o->started);
 	json_kv_str(&j, "finished_at", o->finished);
 	envelope_kernel_json(&j);

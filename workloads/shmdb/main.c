@@ -43,12 +43,11 @@
 #include "shmdb.h"
 #include "stuck.h"
 
-#define MAX_FAILURES 32
 #define TXN_COST_MAX_BUF (1ull << 20)
 
 static volatile sig_atomic_t got_signal;
-static char *failures[MAX_FAILURES];
-static int nfailures;
+static struct failures failures = { .prog = "shmdb" };
+#define fail(...) failures_add(&failures, __VA_ARGS__)
 
 static void bad(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void bad(const char *fmt, ...)
@@ -61,20 +60,6 @@ static void bad(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(2);
-}
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-	char buf[512];
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "shmdb: FAIL: %s\n", buf);
-	if (nfailures < MAX_FAILURES)
-		failures[nfailures++] = strdup(buf);
 }
 
 static bool quiet;
@@ -272,7 +257,7 @@ static bool wait_arrived(struct ctl *ctl, int ph, uint64_t n, uint64_t deadline_
 
 		if (a >= n)
 			return true;
-		if (got_signal || nfailures)
+		if (got_signal || failures.n)
 			return false;
 		if (deadline_ns && now_ns() >= deadline_ns)
 			return true;
@@ -580,11 +565,11 @@ int main(int argc, char **argv)
 	}
 	r.pt_start = pagetables();
 	r.mem_free_start = meminfo_once("MemFree");
-	if (!nfailures && !got_signal) {
+	if (!failures.n && !got_signal) {
 		fflush(NULL);
 		note("starting %" PRIu64 " sessions", c.sessions);
 	}
-	for (uint64_t i = 0; i < c.sessions && !got_signal && !nfailures; i++) {
+	for (uint64_t i = 0; i < c.sessions && !got_signal && !failures.n; i++) {
 		pid_t p = fork();
 
 		if (p == 0)
@@ -605,7 +590,7 @@ int main(int argc, char **argv)
 	}
 
 	uint64_t t;
-	bool ok = !nfailures && !got_signal && wait_arrived(ctl, PH_INIT, c.sessions, 0);
+	bool ok = !failures.n && !got_signal && wait_arrived(ctl, PH_INIT, c.sessions, 0);
 
 	/* the coordinator must get the CPU among thousands of sessions */
 	setpriority(PRIO_PROCESS, 0, -5);
@@ -648,12 +633,12 @@ int main(int argc, char **argv)
 			if (disruptor < 0)
 				fail("fork of disruptor: %s", strerror(errno));
 			/* it maps and faults the segment before the run starts */
-			while (disruptor > 0 && !got_signal && !nfailures &&
+			while (disruptor > 0 && !got_signal && !failures.n &&
 			       !__atomic_load_n(&ctl->disruptor_ready, __ATOMIC_ACQUIRE)) {
 				futex_wait(&ctl->disruptor_ready, 0, 100);
 				reap();
 			}
-			ok = !got_signal && !nfailures;
+			ok = !got_signal && !failures.n;
 		}
 	}
 	if (ok) {
@@ -704,7 +689,7 @@ int main(int argc, char **argv)
 		kill_all(td_end);
 		if (got_signal)
 			fail("interrupted by signal %d", (int)got_signal);
-		else if (!nfailures)
+		else if (!failures.n)
 			fail("aborted");
 	}
 
@@ -749,10 +734,10 @@ int main(int argc, char **argv)
 		fail("only %" PRIu64 " of %" PRIu64 " sessions finished", ctl->sessions_done, c.sessions);
 
 	/* error: interrupted (SIGINT/TERM/HUP); fail: any check or process */
-	r.status = got_signal ? "error" : nfailures ? "fail" : "ok";
+	r.status = got_signal ? "error" : failures.n ? "fail" : "ok";
 	utc_now_iso(r.finished, sizeof(r.finished));
 
-	int rc = got_signal ? 128 + got_signal : nfailures ? 1 : 0;
+	int rc = got_signal ? 128 + got_signal : failures.n ? 1 : 0;
 
 	out = outfile_begin(&outf);
 	if (!out) {
@@ -764,8 +749,7 @@ int main(int argc, char **argv)
 		r.hp_n = hp_n;
 		memcpy(r.hp_size, hp_size, sizeof(hp_size));
 		memcpy(r.hp_before, hp_before, sizeof(hp_before));
-		r.failures = failures;
-		r.nfailures = nfailures;
+		r.failures = &failures;
 		r.stuck = &stuck;
 		werr = report_json(out, &c, &s, ctl, &r, &k);
 
@@ -776,7 +760,7 @@ int main(int argc, char **argv)
 		}
 	}
 	note("status %s: %" PRIu64 " transactions in %.2f s, %d failures", r.status,
-	     ctl->txns, r.run_s, nfailures);
+	     ctl->txns, r.run_s, failures.n);
 	kmsg_close(&k);
 	return rc;
 }

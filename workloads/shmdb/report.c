@@ -18,11 +18,7 @@ bool report_json(FILE *f, const struct cfg *c, const struct seg *s,
 	json_kv_str(&j, "schema", "hugelab.shmdb/1");
 	json_kv_str(&j, "program", "shmdb");
 	json_kv_str(&j, "status", r->status);
-	json_key(&j, "failures");
-	json_arr_begin(&j);
-	for (int i = 0; i < r->nfailures; i++)
-		json_str(&j, r->failures[i]);
-	json_arr_end(&j);
+	failures_json(&j, "failures", r->failures);
 	json_kv_str(&j, "started_at", r->started);
 	json_kv_str(&j, "finished_at", r->finished);
 	envelope_kernel_json(&j);

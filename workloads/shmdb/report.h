@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "failures.h"
 #include "kmsg.h"
 #include "model.h"
 #include "procfs.h"
@@ -41,8 +42,7 @@ struct results {
 	int hp_n;                       /* huge page sizes of the machine */
 	uint64_t hp_size[MAX_SIZES];
 	struct hp_counts hp_before[MAX_SIZES];
-	char *const *failures;
-	int nfailures;
+	const struct failures *failures;
 	const struct stuck *stuck;
 };
 
