@@ -99,6 +99,24 @@ def stalls(an):
     return out
 
 
+def sweeps(an):
+    """One line per mapper sweep (sweep.py): the i_mmap / vma ratios of
+    the median and the worst fault at each mapper count measured in both
+    modes, and per mode the first mapper count with a fault over 2 s."""
+    out = []
+    for sw in an["latency"].get("sweeps", []):
+        out.append({
+            "mode": sw["mode"], "size": sw["size"], "disrupt": sw["disrupt"],
+            "metric": sw["metric"],
+            "ratios": [{"sessions": x["sessions"],
+                        "p50_ratio": x["p50_ratio"],
+                        "max_ratio": x["max_ratio"]} for x in sw["ratios"]],
+            "stall_2s": {k: v["first_over_2s"]
+                         for k, v in sw["stall_2s"].items()},
+            "sessions": sorted({p["sessions"] for p in sw["points"]})})
+    return out
+
+
 def correctness(an):
     out = []
     failed = defaultdict(int)
@@ -244,5 +262,6 @@ def analyse(an):
     st = stalls(an)
     cor = correctness(an)
     return {"page_tables": page_tables(an), "savings": savings(an),
-            "stalls": st, "correctness": cor, "claims": claims(an, st),
+            "stalls": st, "sweeps": sweeps(an), "correctness": cor,
+            "claims": claims(an, st),
             "verdict": "fail" if an["status"] == "fail" else "ok"}

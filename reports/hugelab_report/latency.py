@@ -4,7 +4,7 @@ i_mmap / vma ratio of worst-case and p99 stalls."""
 
 from collections import defaultdict
 
-from . import model, stats
+from . import model, stats, sweep
 
 # (label, path in the shmdb result) of every latency histogram reported.
 METRICS = (
@@ -116,11 +116,13 @@ def ratios_of(rows):
 
 def analyse(run):
     rows = rows_of(run)
-    return {"rows": rows, "ratios": ratios_of(rows)}
+    return {"rows": rows, "ratios": ratios_of(rows),
+            "sweeps": sweep.sweeps_of(rows, dict(METRICS))}
 
 
 def public(lat):
     """The latency analysis without internal references (for JSON)."""
     rows = [{k: v for k, v in r.items() if not k.startswith("_")
              and k != "key"} for r in lat["rows"]]
-    return {"rows": rows, "ratios": lat["ratios"]}
+    return {"rows": rows, "ratios": lat["ratios"],
+            "sweeps": lat.get("sweeps", [])}

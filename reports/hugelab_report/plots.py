@@ -1,6 +1,7 @@
 """Plots as inline SVG (matplotlib, Agg backend, deterministic output)."""
 
 import io
+import statistics
 
 import matplotlib
 matplotlib.use("Agg")
@@ -101,6 +102,7 @@ def cdf_plot(rows, mode, metrics):
     return to_svg(fig)
 
 
+SEED_STALL_MS = 2000.0
 LOCK_COLOR = {"i_mmap": "tab:red", "vma": "tab:blue", "none": "tab:gray"}
 
 
@@ -172,4 +174,43 @@ def ccdf_plot(rows, mode, metrics):
                  % model.MODE_TITLES.get(mode, mode), fontsize=8)
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0),
               borderaxespad=0)
+    return to_svg(fig)
+
+
+def sweep_plot(sw):
+    """Fault latency against mappers for one sweep (sweep.py): median
+    (solid), p99 (dashed) and maximum (dotted) per fault-lock mode, log-log,
+    with the seed's 2 s line.  Repeated runs of one mode and count are
+    separate points; the lines join their medians."""
+    fig, ax = plt.subplots()
+    drawn = False
+    for lock in sorted({p["lock"] for p in sw["points"]}):
+        pts = [p for p in sw["points"] if p["lock"] == lock]
+        counts = sorted({p["sessions"] for p in pts})
+        for fig_name, style in (("p50", "-"), ("p99", "--"), ("max", ":")):
+            vals = [p[fig_name] for p in pts]
+            if not any(vals):
+                continue
+            ax.plot([p["sessions"] for p in pts],
+                    [max(v, 1) / 1e6 for v in vals], linestyle="none",
+                    marker="o", markersize=3, color=LOCK_COLOR.get(lock))
+            med = [statistics.median(max(p[fig_name], 1) for p in pts
+                                     if p["sessions"] == n) for n in counts]
+            ax.plot(counts, [v / 1e6 for v in med], linestyle=style,
+                    color=LOCK_COLOR.get(lock),
+                    label="%s %s" % (lock, fig_name))
+            drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.axhline(SEED_STALL_MS, color="k", linewidth=0.5, linestyle=":")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("mappers (sessions)")
+    ax.set_ylabel("fault latency (ms, log2 bucket bounds)")
+    ax.grid(True, linewidth=0.3)
+    ax.set_title("%s, %s: fault latency vs mappers (dotted line: 2 s)" % (
+        model.MODE_TITLES.get(sw["mode"], sw["mode"]),
+        ",".join(sw["disrupt"])), fontsize=8)
+    ax.legend(fontsize=6, ncol=2)
     return to_svg(fig)
