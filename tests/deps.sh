@@ -15,9 +15,9 @@ declare -A PKGS=(
   # C workloads and their unit tests, the kernel's selftests (static).
   [build]="build-essential pkg-config libcmocka-dev libc6-dev make gcc"
   # kernel-build/build: Debian's source of every kernel line (build
-  # --source 6.1|6.12), bindeb-pkg, ccache.
+  # --source 6.1|6.12), bindeb-pkg (6.12's needs debhelper), ccache.
   [kernel]="linux-source-6.1 linux-source-6.12 build-essential bc bison flex libssl-dev
-            libelf-dev dwarves rsync kmod cpio dpkg-dev fakeroot ccache
+            libelf-dev dwarves rsync kmod cpio dpkg-dev fakeroot ccache debhelper
             xz-utils git perl python3 python3-scipy util-linux"
   # What a hypervisor runs: libvirt, QEMU, image and seed tools.
   [hypervisor]="libvirt-daemon-system libvirt-clients python3-libvirt
