@@ -329,10 +329,11 @@ def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
             got = statistics.median(cp) - statistics.median(bp)
             it["unshared_rise"] = rise
             it["rise_in_unshared"] = got / rise
-            it["detail"] += (
-                "; rise %+.0f B per session = %.2f x what a kernel that "
+            it["detail"] = (
+                "rise %+.0f B per session = %.2f x what a kernel that "
                 "does not share adds by the model (%.0f B: one 4 KiB PMD "
-                "page per 1 GiB slot)" % (got, got / rise, rise))
+                "page per 1 GiB slot); %s" % (got, got / rise, rise,
+                                              it["detail"]))
         items.append(it)
     disrupt = sorted({d for f in bf + cf for d in f.get("disrupt") or []})
     names = sorted({c for f in bf + cf for c in f.get("counters") or {}})
