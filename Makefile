@@ -2,16 +2,25 @@
 #   make lab     fresh Debian 12 machine -> kernel, image, fleet, runs, reports
 #   make test    the full suite (what CI runs through .ci/run)
 #   make check   the fast subset: builds, unit tests, linters; no guests
+#   make regress the fleet regression run: a baseline and a candidate
+#                kernel side by side, R rounds, then the comparison
+#                (playbooks/regress; make's own exit status is 2 for any
+#                failure: run playbooks/regress itself for 0/1/2)
 
 HUGELAB_CACHE ?= /var/cache/hugelab
 INVENTORY ?= inventory
+# make regress: the regression fleet and options for both ansible-playbook
+# calls, e.g. REGRESS_INVENTORY=inventories/regress-canary or
+# REGRESS_ARGS='-e regress_repeats=4'.
+REGRESS_INVENTORY ?= inventories/regress
+REGRESS_ARGS ?=
 export HUGELAB_CACHE
 
 # Fast steps (no guests), then the guest steps in rising cost.
-CHECK_STEPS := workloads:check kernel-build:check reports:check lint-lab
+CHECK_STEPS := workloads:check kernel-build:check reports:check lint-lab lab-unit
 TEST_STEPS := fresh-root $(CHECK_STEPS) workloads:smoke kernel-build:test e2e e2e-multi-hv
 
-.PHONY: lab test check deps lint-lab e2e e2e-multi-hv teardown fresh-root
+.PHONY: lab test check deps lint-lab lab-unit e2e e2e-multi-hv teardown fresh-root regress
 
 lab:
 	tests/deps.sh lab
@@ -25,20 +34,30 @@ check:
 	tests/deps.sh check
 	tests/run-suite $(CHECK_STEPS)
 
+regress:
+	tests/deps.sh lab
+	playbooks/regress -i $(REGRESS_INVENTORY) $(REGRESS_ARGS)
+
 LAB_SH := tests/fresh-root images/host-mirror tests/e2e/run tests/e2e/panic images/build-base tests/deps.sh \
 	tests/run-suite .ci/run playbooks/roles/host/files/kvm-probe \
 	playbooks/roles/run/files/make-bundle playbooks/roles/run/files/build-selftests \
-	tests/e2e/multi-hv/run
+	tests/e2e/multi-hv/run playbooks/regress
 LAB_PY := tests/check-tools playbooks/roles/validate/files/validate-inventory tests/e2e/check tests/e2e/check-failure tests/e2e/validate-test \
 	playbooks/roles/run/files/selftest-run tests/e2e/multi-hv/check \
-	playbooks/tasks/job-wait playbooks/callback_plugins/hugelab.py
+	playbooks/tasks/job-wait playbooks/callback_plugins/hugelab.py \
+	playbooks/tests/test_regress.py
 
 lint-lab:
 	ansible-playbook -i $(INVENTORY) --syntax-check site.yml playbooks/teardown.yml \
-		playbooks/validate.yml
+		playbooks/validate.yml playbooks/regress-plan.yml
 	ansible-lint -q site.yml playbooks/
 	shellcheck $(LAB_SH)
 	pycodestyle $(LAB_PY)
+
+# The lab's own unit tests (validation rules of a regression fleet, the
+# regression plan and driver's refusals; validation only, no guest).
+lab-unit:
+	/usr/bin/python3 -m pytest -q -p no:cacheprovider playbooks/tests
 
 e2e:
 	tests/e2e/run

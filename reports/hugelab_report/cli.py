@@ -1,5 +1,6 @@
 """Command line: hugelab-report render RUN_DIR | latest [RUNS_DIR] |
-compare BASELINE CANDIDATE | compare --baseline RUN... --candidate RUN....
+compare BASELINE CANDIDATE | compare --baseline RUN... --candidate RUN... |
+compare --twins RUN....
 
 Exit status: render 0 (1 with --fail-on-check when a check failed);
 compare 0 no regression, 1 regression; 2 bad input for both."""
@@ -48,6 +49,10 @@ def parser():
                    help="baseline run directories (repeats)")
     c.add_argument("--candidate", nargs="+", default=[], metavar="RUN",
                    help="candidate run directories (repeats)")
+    c.add_argument("--twins", nargs="+", default=[], metavar="RUN",
+                   help="runs of a regression fleet (playbooks/regress): "
+                   "each holds both sides, a baseline and a candidate "
+                   "guest per pair (guest.json regress)")
     c.add_argument("--out", help="where compare.md, compare.json and "
                    "junit-compare.xml go (default: the first candidate "
                    "run)")
@@ -85,6 +90,10 @@ def do_render(a):
 def compare_sides(a):
     """(baseline dirs, candidate dirs) from the two-argument form or the
     --baseline/--candidate lists; RunDirError when they do not add up."""
+    if a.twins and (a.pair or a.baseline or a.candidate):
+        raise rundir.RunDirError("give --twins RUN... alone, without "
+                                 "BASELINE CANDIDATE or --baseline/"
+                                 "--candidate")
     if a.pair and (a.baseline or a.candidate):
         raise rundir.RunDirError("give BASELINE CANDIDATE or --baseline/"
                                  "--candidate, not both")
@@ -93,16 +102,48 @@ def compare_sides(a):
             raise rundir.RunDirError("want BASELINE CANDIDATE, got %d run "
                                      "directories" % len(a.pair))
         return [a.pair[0]], [a.pair[1]]
+    if a.twins:
+        return None, None
     if not a.baseline or not a.candidate:
         raise rundir.RunDirError("want at least one --baseline and one "
                                  "--candidate run directory")
     return a.baseline, a.candidate
 
 
+def twin_sides(dirs):
+    """(baseline views, candidate views, pairs) of twin runs: each run split
+    by guest.json regress.side, guests named by their pair.  Every run
+    must hold the same pairs."""
+    runs = [rundir.load(d) for d in dirs]
+    pairs = None
+    for r in runs:
+        tw = rundir.twins(r)
+        if not tw:
+            raise rundir.RunDirError("%s: no guests" % r.path)
+        if pairs is None:
+            pairs = tw
+        elif sorted(tw) != sorted(pairs):
+            raise rundir.RunDirError(
+                "%s: pairs %s, but %s has %s" % (
+                    r.path, ", ".join(sorted(tw)), runs[0].path,
+                    ", ".join(sorted(pairs))))
+    listed = [{"pair": p, "baseline": s.get("baseline"),
+               "candidate": s.get("candidate")}
+              for p, s in sorted(pairs.items())]
+    return ([rundir.side_view(r, "baseline") for r in runs],
+            [rundir.side_view(r, "candidate") for r in runs],
+            {"pairs": listed, "runs": [r.run_id for r in runs]})
+
+
 def do_compare(a):
-    bdirs, cdirs = compare_sides(a)
-    base = [rundir.load(d) for d in bdirs]
-    cand = [rundir.load(d) for d in cdirs]
+    tw = None
+    if a.twins:
+        compare_sides(a)
+        base, cand, tw = twin_sides(a.twins)
+    else:
+        bdirs, cdirs = compare_sides(a)
+        base = [rundir.load(d) for d in bdirs]
+        cand = [rundir.load(d) for d in cdirs]
     out = a.out or cand[0].path
     if not os.path.isdir(out):
         raise rundir.RunDirError("%s: not a directory" % out)
@@ -110,7 +151,7 @@ def do_compare(a):
                          threshold=a.threshold,
                          check_tolerance=a.check_tolerance,
                          noise_pages=a.noise_pages,
-                         count_slack=a.count_slack)
+                         count_slack=a.count_slack, twins=tw)
     md = render.environment().get_template("compare.md.j2").render(c=res)
     render.write_text(os.path.join(out, "compare.md"), md)
     render.write_text(os.path.join(out, "compare.json"),

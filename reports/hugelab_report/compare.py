@@ -7,12 +7,19 @@ compared run against run (reports/README.md, "compare"):
 
 - latency (mmtests-style): per run and experiment, p50 / p99 (interpolated
   inside their bucket) / max of each latency histogram and the number of
-  fault samples over 100 ms, 1 s and 2 s.  A metric regresses when EVERY
+  fault samples over 100 ms, 1 s and 2 s.  A figure separates when EVERY
   candidate run's value exceeds EVERY baseline run's value by more than
   `threshold` (and, for stall counts, by more than `count_slack`
-  samples); it improved when the reverse holds;
-  otherwise no change.  With fewer than two runs on a side the verdict is
-  "inconclusive (R=1)": one run pair says nothing about latency under TCG.
+  samples), or the reverse.  A separated figure is a regression (or an
+  improvement) only when it separates more clearly than any figure of
+  the comparison does under any other assignment of the same runs to
+  the two sides (the noise floor, `noise_floor`): dozens of figures are
+  judged, and each separates by chance with probability 1/C(2R, R), so
+  without the floor an A/A comparison of 3 + 3 runs flags one of 30
+  figures 20-30 % of the time; with it, the chance that any figure of
+  the comparison is flagged is at most 1/C(2R, R) (5 % at 3 + 3).  With
+  fewer than two runs on a side the verdict is "inconclusive (R=1)": one
+  run pair says nothing about latency under TCG.
 - deterministic: page-table bytes per session and, for runs without a
   disruptor, the kernel's PMD-sharing counters: the median of the
   candidate runs against the median of the baseline runs, two-sided, with
@@ -26,7 +33,9 @@ compared run against run (reports/README.md, "compare"):
   that no candidate run has are regressions.
 """
 
+import itertools
 import math
+import random
 import statistics
 
 from . import latency, model, stats, summary
@@ -38,6 +47,10 @@ LATENCY_STATS = ("p50", "p99", "max")
 COUNT_METRICS = ("faults", "faults_disrupted", "faulting_disrupted")
 DEFAULT_THRESHOLD = 0.25
 DEFAULT_COUNT_SLACK = 1
+# Assignments of the runs to the two sides the noise floor tries: all of
+# them up to this many (C(2R, R): 20 at R = 3, 12,870 at R = 8), else
+# this many drawn at random with a fixed seed.
+MAX_LABELINGS = 20000
 
 
 def _item(kind, key, metric, verdict, base=None, cand=None, detail="",
@@ -93,8 +106,117 @@ def separation_chance(nb, nc):
     return 1.0 / math.comb(nb + nc, nb)
 
 
+def separates(bvals, cvals, threshold, slack=0.0):
+    """'regression' when every candidate value is above every baseline
+    value x (1 + threshold) + slack, 'improved' for the reverse, else
+    None."""
+    if min(cvals) > max(bvals) * (1 + threshold) + slack:
+        return "regression"
+    if max(cvals) * (1 + threshold) + slack < min(bvals):
+        return "improved"
+    return None
+
+
+def separation_score(bvals, cvals, direction, threshold):
+    """How clearly a separated figure separates: the gap between the two
+    sides over their spreads, in log(1 + value) (values are ns or
+    counts), the spreads at least log(1 + threshold).  Scale-free, so a
+    figure that varies 70x between runs and one that varies 10 % compare
+    on one footing."""
+    ub = [math.log1p(max(v, 0)) for v in bvals]
+    uc = [math.log1p(max(v, 0)) for v in cvals]
+    if direction == "regression":
+        gap = min(uc) - max(ub)
+    else:
+        gap = min(ub) - max(uc)
+    spread = (max(ub) - min(ub)) + (max(uc) - min(uc))
+    return gap / max(spread, math.log1p(threshold))
+
+
+def labelings(nb, nc, limit=MAX_LABELINGS):
+    """The candidate index sets of every assignment of nb + nc runs (0..nb-1
+    baseline, nb.. candidate as observed) to the sides, the observed one
+    excluded; (list, sampled)."""
+    n = nb + nc
+    obs = tuple(range(nb, n))
+    if math.comb(n, nc) <= limit:
+        return [c for c in itertools.combinations(range(n), nc)
+                if c != obs], False
+    rnd = random.Random(n * 1000 + nc)
+    seen = set()
+    while len(seen) < limit:
+        c = tuple(sorted(rnd.sample(range(n), nc)))
+        if c != obs:
+            seen.add(c)
+    return sorted(seen), True
+
+
+def noise_floor(items, nb, nc, threshold, limit=MAX_LABELINGS):
+    """The largest separation score any figure reaches under an assignment
+    of the runs other than the observed one, per direction: what these
+    runs' own noise can produce.  items: latency items with a value in
+    every run (`baseline` nb values, `candidate` nc, in run order) and
+    their `slack`.  Returns {"regression": {...} or None, "improved":
+    ..., "labelings": N, "sampled": bool}.
+
+    Under the A/A hypothesis (all runs exchangeable) the observed
+    assignment is one of C(nb + nc, nc) equally likely ones, so the chance
+    that it beats every other in some figure is at most 1 / C(nb + nc,
+    nc), for the whole comparison."""
+    labs, sampled = labelings(nb, nc, limit)
+    full = [i for i in items if len(i["baseline"]) == nb and
+            len(i["candidate"]) == nc]
+    best = {"regression": None, "improved": None}
+    for it in full:
+        vals = list(it["baseline"]) + list(it["candidate"])
+        if len(set(vals)) < 2:
+            continue
+        slack = it.get("slack") or 0.0
+        for cand in labs:
+            cs = set(cand)
+            c = [vals[i] for i in cand]
+            b = [v for i, v in enumerate(vals) if i not in cs]
+            d = separates(b, c, threshold, slack)
+            if d is None:
+                continue
+            s = separation_score(b, c, d, threshold)
+            if best[d] is None or s > best[d]["score"]:
+                best[d] = {"score": s, "key": it["key"],
+                           "metric": it["metric"],
+                           "candidate_runs": list(cand)}
+    return {"regression": best["regression"], "improved": best["improved"],
+            "labelings": len(labs), "sampled": sampled,
+            "figures": len(full)}
+
+
+def apply_noise_floor(items, nb, nc, threshold):
+    """Turn separated latency figures that do not beat the noise floor into
+    'noise' (listed, not a regression); returns the floor."""
+    lat = [i for i in items if i["kind"] == "latency" and
+           i["verdict"] != "inconclusive"]
+    floor = noise_floor(lat, nb, nc, threshold)
+    for it in lat:
+        d = it["verdict"]
+        if d not in ("regression", "improved"):
+            continue
+        s = separation_score(it["baseline"], it["candidate"], d, threshold)
+        it["score"] = s
+        f = floor[d]
+        if f is not None and s <= f["score"]:
+            it["verdict"] = "noise"
+            it["detail"] += (
+                "; within the noise floor: separation score %.3g, but "
+                "another assignment of these runs to the sides separates "
+                "%s %s with %.3g" % (s, f["key"], f["metric"], f["score"]))
+        else:
+            it["detail"] += "; separation score %.3g above the noise " \
+                "floor %s" % (s, "%.3g" % f["score"] if f else "(none)")
+    return floor
+
+
 def latency_verdict(key, metric, bvals, cvals, threshold, slack=0.0):
-    """Run-against-run verdict of one per-run latency figure."""
+    """Run-against-run verdict of one per-run latency figure (before the
+    noise floor of the comparison, apply_noise_floor)."""
     nb, nc = len(bvals), len(cvals)
     if not nb and not nc:
         return None
@@ -105,24 +227,36 @@ def latency_verdict(key, metric, bvals, cvals, threshold, slack=0.0):
                      min(nb, nc) == 1 else
                      "recorded in %d baseline and %d candidate runs" % (
                          nb, nc))
-    lo_c, hi_c = min(cvals), max(cvals)
-    lo_b, hi_b = min(bvals), max(bvals)
-    if lo_c > hi_b * (1 + threshold) + slack:
-        verdict, how = "regression", "every candidate run above every " \
-            "baseline run"
-    elif hi_c * (1 + threshold) + slack < lo_b:
-        verdict, how = "improved", "every candidate run below every " \
-            "baseline run"
-    else:
-        verdict, how = "ok", "runs overlap"
+    verdict = separates(bvals, cvals, threshold, slack) or "ok"
+    how = {"regression": "every candidate run above every baseline run",
+           "improved": "every candidate run below every baseline run",
+           "ok": "runs overlap"}[verdict]
     ratio = (statistics.median(cvals) / statistics.median(bvals)
              if statistics.median(bvals) else None)
     detail = "%s (threshold x%.2f%s); median ratio %s" % (
         how, 1 + threshold, ", +%g" % slack if slack else "",
         "%.3g" % ratio if ratio is not None else "n/a")
     return _item("latency", key, metric, verdict, bvals, cvals, detail,
-                 runs=[nb, nc], median_ratio=ratio,
+                 runs=[nb, nc], median_ratio=ratio, slack=slack,
                  separation_chance=separation_chance(nb, nc))
+
+
+def unshared_rise(r):
+    """Bytes per session a kernel that does not share would add to this
+    run's page tables, by the model (one 4 KiB PMD page per shared 1 GiB
+    slot per session beyond the shared tables); None when the model says
+    the run does not share."""
+    cfg = r.config
+    mode, size, n = model.mode_of(cfg), cfg.get("size"), cfg.get("sessions")
+    if mode is None or not isinstance(size, int) or not isinstance(n, int) \
+            or n < 1:
+        return None
+    exp = model.Expectation(mode, size, n, address=model.address_of(cfg),
+                            pud_counted=bool((r.get("model") or {})
+                                             .get("pud_counted")))
+    if not exp.sharing:
+        return None
+    return (n * exp.slots * model.PT_PAGE - exp.bytes) / n
 
 
 def _counters(r):
@@ -144,6 +278,7 @@ def run_figures(run):
         pt = r.get("pagetables_per_session")
         if isinstance(pt, (int, float)):
             f["pagetables_per_session"] = pt
+        f["unshared_rise"] = unshared_rise(r)
         f["counters"] = _counters(r)
         hists = [(label, r.get(*path)) for label, path in latency.METRICS]
         for op, d in sorted((r.get("disruptor", "ops") or {}).items()):
@@ -186,9 +321,20 @@ def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
     cp = _values(cf, lambda f: f.get("pagetables_per_session"))
     n = cf[0].get("sessions") or 1
     if bp and cp:
-        items.append(deterministic_runs(
+        it = deterministic_runs(
             "deterministic", k, "pagetables_per_session", bp, cp, tolerance,
-            "higher_worse", noise_pages * model.PT_PAGE / n))
+            "higher_worse", noise_pages * model.PT_PAGE / n)
+        rise = cf[0].get("unshared_rise")
+        if rise:
+            got = statistics.median(cp) - statistics.median(bp)
+            it["unshared_rise"] = rise
+            it["rise_in_unshared"] = got / rise
+            it["detail"] = (
+                "rise %+.0f B per session = %.2f x what a kernel that "
+                "does not share adds by the model (%.0f B: one 4 KiB PMD "
+                "page per 1 GiB slot); %s" % (got, got / rise, rise,
+                                              it["detail"]))
+        items.append(it)
     disrupt = sorted({d for f in bf + cf for d in f.get("disrupt") or []})
     names = sorted({c for f in bf + cf for c in f.get("counters") or {}})
     for name in names:
@@ -289,11 +435,32 @@ def estimate_items(ab, ac, check_tolerance):
     return out
 
 
+def describe(runs):
+    """The kernels of a side in one line: variant-flavour, the line when
+    not 6.1, and the guest's extra command line (from the manifest's
+    inventory), each distinct one once."""
+    out = []
+    for r in runs:
+        inv = r.manifest.get("inventory") or {}
+        for g in r.guests:
+            k = g.kernel
+            d = "%s-%s" % (k.get("variant"), k.get("flavour"))
+            if k.get("source") and str(k["source"]) != "6.1":
+                d = "%s %s" % (k["source"], d)
+            extra = (inv.get(g.name) or {}).get("cmdline_extra")
+            if extra:
+                d += " " + extra
+            if d not in out:
+                out.append(d)
+    return "; ".join(out) or "n/a"
+
+
 def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
             check_tolerance=0.25, noise_pages=NOISE_PAGES,
-            count_slack=DEFAULT_COUNT_SLACK):
+            count_slack=DEFAULT_COUNT_SLACK, twins=None):
     """Compare baseline run(s) with candidate run(s): a Run or a list of
-    Runs a side."""
+    Runs a side.  twins: the pairs of a twin comparison (each run holding
+    both sides, rundir.side_view), recorded in the result."""
     bases = base if isinstance(base, (list, tuple)) else [base]
     cands = cand if isinstance(cand, (list, tuple)) else [cand]
     items = []
@@ -316,15 +483,18 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
     items.extend(warning_items(ab, ac))
     items.extend(check_items([a["checks"] for a in ab],
                              [a["checks"] for a in ac]))
-    regressions = [i for i in items if i["verdict"] in ("regression",
-                                                        "changed")]
+    nb, nc = len(bases), len(cands)
     lat = [i for i in items if i["kind"] == "latency" and
            i["verdict"] != "inconclusive"]
+    separated = sum(i["verdict"] in ("regression", "improved") for i in lat)
+    floor = (apply_noise_floor(items, nb, nc, threshold)
+             if min(nb, nc) > 1 else None)
+    regressions = [i for i in items if i["verdict"] in ("regression",
+                                                        "changed")]
     # Figures equal in every run of both sides (mostly zero stall counts)
-    # cannot separate: they do not count towards the false-alarm bound.
+    # cannot separate.
     varying = [i for i in lat
                if len(set(i["baseline"]) | set(i["candidate"])) > 1]
-    nb, nc = len(bases), len(cands)
     return summary.clean({
         "schema": SCHEMA,
         "baseline": {"run_ids": [r.run_id for r in bases],
@@ -332,6 +502,9 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
         "candidate": {"run_ids": [r.run_id for r in cands],
                       "paths": [r.path for r in cands]},
         "runs": {"baseline": nb, "candidate": nc},
+        "sides": {"baseline": describe(bases),
+                  "candidate": describe(cands)},
+        "twins": twins,
         "settings": {"tolerance": tolerance,
                      "latency_threshold": threshold,
                      "count_slack": count_slack,
@@ -343,15 +516,17 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
             "inconclusive (R=%d)" % min(nb, nc) if min(nb, nc) < 2 else
             "regression" if any(i["verdict"] == "regression" for i in lat)
             else "ok"),
-        # Chance that an A/A comparison flags one given latency item, and
-        # the number of items: their product bounds the expected number
-        # of false alarms (before the threshold, which only lowers it).
+        # The chance that an A/A comparison reports any latency
+        # regression at all (the noise floor makes it one event for the
+        # whole comparison, however many figures are judged), and the
+        # floor itself.
         "false_alarm": {
-            "per_item": separation_chance(nb, nc) if min(nb, nc) > 1
-            else None,
+            "comparison_bound": separation_chance(nb, nc)
+            if min(nb, nc) > 1 else None,
             "items": len(lat), "varying_items": len(varying),
-            "expected_bound": separation_chance(nb, nc) * len(varying)
-            if min(nb, nc) > 1 else None},
+            "separated": separated,
+            "noise": sum(i["verdict"] == "noise" for i in lat)},
+        "noise_floor": floor,
         "provenance": {"baseline": [a["provenance"] for a in ab],
                        "candidate": [a["provenance"] for a in ac]},
         "parameters": parameters([a["provenance"] for a in ab],
@@ -364,6 +539,7 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
                                          for i in items),
                    "inconclusive": sum(i["verdict"] == "inconclusive"
                                        for i in items),
+                   "noise": sum(i["verdict"] == "noise" for i in items),
                    "skipped": sum(i["verdict"] == "skipped"
                                   for i in items)},
         "items": items,
@@ -397,6 +573,7 @@ def checks_of(cmp):
     out = []
     for i in cmp["items"]:
         status = {"ok": "pass", "improved": "pass", "new": "pass",
+                  "noise": "pass",
                   "skipped": "skip", "known-failure": "skip",
                   "inconclusive": "skip"}.get(i["verdict"], "fail")
         out.append({"suite": i["kind"],

@@ -579,7 +579,22 @@ def environment():
         "\n", " ")
     env.filters["inline"] = inline_html
     env.filters["figure"] = figure
+    env.filters["params"] = params_text
+    env.filters["verdict_first"] = verdict_first
     return env
+
+
+VERDICT_ORDER = ("regression", "changed", "improved", "noise",
+                 "known-failure", "new", "inconclusive", "skipped", "ok")
+
+
+def verdict_first(items):
+    """Compare items with regressions first, then improvements, ..., ok
+    last (stable within a verdict)."""
+    def rank(i):
+        v = i.get("verdict")
+        return VERDICT_ORDER.index(v) if v in VERDICT_ORDER else 0
+    return sorted(items, key=rank)
 
 
 def figure(v, metric=""):

@@ -10,6 +10,7 @@ boot) may be absent; their absence is recorded, not hidden.
 
 import json
 import os
+import re
 
 RUN_SCHEMA = "hugelab.run/1"
 GUEST_SCHEMA = "hugelab.guest/1"
@@ -204,3 +205,86 @@ def load(path):
                               % (mpath, n, d))
         guests.append(_load_guest(d, n))
     return Run(os.path.abspath(path), manifest, guests)
+
+
+# --- twin runs (the regression fleet: playbooks/regress) --------------------
+SIDES = ("baseline", "candidate")
+PAIR_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def twin_of(guest):
+    """(side, pair) from guest.json `regress` of a regression fleet's
+    guest, or RunDirError."""
+    rg = guest.doc.get("regress")
+    gpath = os.path.join(guest.path, "guest.json")
+    if not isinstance(rg, dict):
+        raise RunDirError("%s: no regress side and pair: not a guest of a "
+                          "regression fleet (playbooks/regress)" % gpath)
+    side, pair = rg.get("side"), rg.get("pair")
+    if side not in SIDES:
+        raise RunDirError("%s: regress.side is %r, want one of %s"
+                          % (gpath, side, ", ".join(SIDES)))
+    if not isinstance(pair, str) or not PAIR_RE.fullmatch(pair):
+        raise RunDirError("%s: regress.pair %r is not a name" % (gpath, pair))
+    return side, pair
+
+
+def kernel_id(kernel):
+    """The kernel's key in the run manifest's kernels (kernel-build/build's
+    cache directory name)."""
+    src = str(kernel.get("source") or "6.1")
+    vf = "%s-%s" % (kernel.get("variant"), kernel.get("flavour"))
+    return vf if src == "6.1" else "%s-%s" % (src, vf)
+
+
+def twins(run):
+    """{pair: {"baseline": guest name, "candidate": guest name}} of a twin
+    run; RunDirError when a guest is no twin or a pair has two guests on
+    one side."""
+    out = {}
+    for g in run.guests:
+        side, pair = twin_of(g)
+        sides = out.setdefault(pair, {})
+        if side in sides:
+            raise RunDirError("%s: pair %s has two %s guests (%s, %s)"
+                              % (run.path, pair, side, sides[side], g.name))
+        sides[side] = g.name
+    return out
+
+
+def side_view(run, side):
+    """One side of a twin run as a run of its own: only that side's guests,
+    each named by its pair (so the two sides' results, checks and
+    findings match by name), the manifest's status, failures, inventory
+    and kernels reduced to them."""
+    if side not in SIDES:
+        raise ValueError(side)
+    twins(run)                  # every guest a twin, one per side and pair
+    guests, renamed, inventory = [], {}, {}
+    for g in run.guests:
+        s, pair = twin_of(g)
+        if s != side:
+            continue
+        doc = dict(g.doc, name=pair)
+        results = [Result(pair, r.name, r.path, r.doc) for r in g.results]
+        guests.append(Guest(pair, g.path, doc, g.console, results,
+                            g.missing_results))
+        renamed[g.name] = pair
+        inv = (run.manifest.get("inventory") or {}).get(g.name)
+        if inv is not None:
+            inventory[pair] = inv
+    m = dict(run.manifest)
+    failures = [f for f in m.get("failures") or []
+                if isinstance(f, str) and f.split(":")[0] in renamed]
+    failures = ["%s:%s" % (renamed[f.split(":")[0]], f.split(":", 1)[1])
+                for f in failures]
+    bad = [g.name for g in guests if g.status != "ok"]
+    m["status"] = "fail" if failures or bad else "ok"
+    m["failures"] = failures
+    m["guests"] = [g.name for g in guests]
+    m["inventory"] = inventory
+    used = {kernel_id(g.kernel) for g in guests}
+    m["kernels"] = {k: v for k, v in (m.get("kernels") or {}).items()
+                    if k in used}
+    m["regress_side"] = side
+    return Run(run.path, m, guests)

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Regenerate tests/fixtures/<run>/golden/summary.json (review the diff)."""
+"""Regenerate tests/fixtures/<run>/golden/summary.json and
+tests/fixtures/regress/<name>/golden/compare.json (review the diff)."""
 
 import json
 import os
@@ -12,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from conftest import FIXTURES, fixture_runs  # noqa: E402
 from golden import GOLDEN, normalise, render_copy  # noqa: E402
+import regress_golden  # noqa: E402
 
 
 def main():
@@ -28,6 +30,8 @@ def main():
         print("golden: %s: %s, %d checks, %d failed" % (
             name, doc["status"], doc["counts"]["checks"],
             doc["counts"]["failed"]))
+    # Regression runs (fixtures/regress/*): their compare.json.
+    regress_golden.main(["regress_golden", "golden"])
 
 
 if __name__ == "__main__":
