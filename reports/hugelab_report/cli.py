@@ -22,6 +22,13 @@ def _fraction(s):
     return v
 
 
+def _count(s):
+    v = int(s)
+    if v < 0:
+        raise argparse.ArgumentTypeError("%s is not a count >= 0" % s)
+    return v
+
+
 def parser():
     p = argparse.ArgumentParser(prog="hugelab-report", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -64,11 +71,11 @@ def parser():
                    help="latency regression: every candidate run above "
                    "every baseline run by more than this fraction "
                    "(default %(default)s)")
-    c.add_argument("--count-slack", type=int,
+    c.add_argument("--count-slack", type=_count,
                    default=cmpmod.DEFAULT_COUNT_SLACK,
                    help="stall counts must also differ by more than this "
                    "many samples (default %(default)s)")
-    c.add_argument("--noise-pages", type=int, default=cmpmod.NOISE_PAGES,
+    c.add_argument("--noise-pages", type=_count, default=cmpmod.NOISE_PAGES,
                    help="page-table pages a PageTables delta may move "
                    "between runs without a change (default %(default)s)")
     c.add_argument("--check-tolerance", type=_fraction, default=0.25,

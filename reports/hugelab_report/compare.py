@@ -117,6 +117,10 @@ def separates(bvals, cvals, threshold, slack=0.0):
     return None
 
 
+# The least width separation_score divides by (log(1 + value) units).
+MIN_WIDTH = 1e-9
+
+
 def separation_score(bvals, cvals, direction, threshold):
     """How clearly a separated figure separates: the gap between the two
     sides over their spreads, in log(1 + value) (values are ns or
@@ -130,7 +134,9 @@ def separation_score(bvals, cvals, direction, threshold):
     else:
         gap = min(ub) - max(uc)
     spread = (max(ub) - min(ub)) + (max(uc) - min(uc))
-    return gap / max(spread, math.log1p(threshold))
+    # --threshold 0 and runs that repeat a value exactly (stall counts do)
+    # leave no spread at all: a gap over a tiny width, not a division by 0
+    return gap / max(spread, math.log1p(threshold), MIN_WIDTH)
 
 
 def labelings(nb, nc, limit=MAX_LABELINGS):

@@ -170,6 +170,29 @@ def test_noise_floor_exact_cases():
     assert "within the noise floor" in it[0]["detail"]
 
 
+def test_threshold_zero_and_repeated_values():
+    """--threshold 0 is allowed; runs that repeat a value exactly (stall
+    counts do) then leave no width to divide the gap by: a regression,
+    not a ZeroDivisionError."""
+    it = [compare.latency_verdict("e", "faults over_1s", [3, 3, 3],
+                                  [9, 9, 9], 0.0)]
+    assert it[0]["verdict"] == "regression"
+    compare.apply_noise_floor(it, 3, 3, 0.0)
+    assert it[0]["verdict"] == "regression"
+    assert math.isfinite(it[0]["score"]) and it[0]["score"] > 0
+
+
+def test_threshold_zero_on_repeated_runs(src, tmp_path):
+    base = make_runs(src, str(tmp_path), "base", 1, seed=1)
+    cand = make_runs(src, str(tmp_path), "cand", 1, scale=3.0, seed=2)
+    out = str(tmp_path)
+    code = cli.main(["compare", "--baseline"] + base * 3 + ["--candidate"]
+                    + cand * 3 + ["--threshold", "0", "--out", out])
+    assert code == 1
+    doc = load_json(os.path.join(out, "compare.json"))
+    assert doc["latency_verdict"] == "regression"
+
+
 def test_labelings_sampled_beyond_the_limit():
     labs, sampled = compare.labelings(3, 3)
     assert len(labs) == 19 and not sampled and (3, 4, 5) not in labs
@@ -318,6 +341,13 @@ def test_runs_page_tables_use_the_spread(src, tmp_path):
 def test_bad_arguments_exit_2(argv, tmp_path):
     assert cli.main([x if x.startswith("-") or x == "compare" else
                      str(tmp_path / x) for x in argv]) == 2
+
+
+@pytest.mark.parametrize("option", ["--count-slack", "--noise-pages"])
+def test_negative_counts_are_bad_input(option, real_run):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["compare", real_run, real_run, option, "-1"])
+    assert e.value.code == 2
 
 
 def test_canary_without_sharing_regresses_naming_the_metric(tmp_path):
