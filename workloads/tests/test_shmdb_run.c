@@ -9,6 +9,8 @@
  *  - a session that never exits (test-only HUGELAB_TEST_STUCK_SESSION):
  *    teardown bounded by --teardown-timeout-s, JSON names it, exit 1;
  *  - SIGINT mid-run: JSON with status error, exit 130;
+ *  - SIGTERM while the sessions start: the cause first in the failures,
+ *    the sessions the abort ends not listed;
  *  - a session killed by SIGSEGV mid-run: status fail (not error), exit 1;
  *  - --disrupt-interval-ms 15000 does not hold a 1 s run.
  * Run from workloads/ (make check).
@@ -290,6 +292,34 @@ static void test_sigint_mid_run(void **state)
 	assert_int_equal(children_of(p, kids, 64), 0);
 }
 
+/* SIGTERM (the lab's timeout) while the sessions start: the failure list
+ * begins with the cause, and the sessions the abort ends (exit 5 in
+ * wait_phase, or the coordinator's SIGKILL) are not listed one by one:
+ * they filled the 64 entries and put the cause into "<N more>". */
+static void test_sigterm_during_attach_names_the_cause(void **state)
+{
+	char args[512], out[160];
+	pid_t p, kids[64];
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/term.json", dir);
+	snprintf(args, sizeof(args),
+		 "--backing memfd --page-size 4K --size 8M --sessions 2000 --quiet"
+		 " --duration 60 --out %s", out);
+	p = start(args, NULL);
+	wait_children(p, 40);
+	kill(p, SIGTERM);
+	assert_int_equal(finish(p, 60), 143);
+	char *j = squash(slurp(out));
+
+	assert_non_null(strstr(j, "\"status\":\"error\""));
+	assert_non_null(strstr(j, "\"failures\":[\"interrupted by signal 15\""));
+	assert_null(strstr(j, "exited with status 5"));
+	assert_null(strstr(j, "killed by signal 9"));
+	assert_null(strstr(j, "more>"));
+	assert_int_equal(children_of(p, kids, 64), 0);
+}
+
 /* defect 4: a session killed by a signal is a failure, not an input error */
 static void test_killed_session_fails(void **state)
 {
@@ -400,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_check_line),
 		cmocka_unit_test(test_stuck_session_bounded),
 		cmocka_unit_test(test_sigint_mid_run),
+		cmocka_unit_test(test_sigterm_during_attach_names_the_cause),
 		cmocka_unit_test(test_killed_session_fails),
 		cmocka_unit_test(test_disruptor_interval_bounded),
 		cmocka_unit_test(test_sessions_die_with_coordinator),
