@@ -142,8 +142,8 @@ def guest_of(g):
                     output=t.get("output_excerpt")))
     for name in g.missing_results:
         checks.append(_check(suite, "%s/%s result present" % (g.name, name),
-                             False, "guest.json names a result that is "
-                             "missing"))
+                             False, g.unreadable.get(name) or
+                             "guest.json names a result that is missing"))
     for exp in g.experiments:
         if exp.get("status") not in (None, "ok") and not any(
                 e["name"] == exp.get("name") for e in experiments):

@@ -78,13 +78,18 @@ class Result:
 class Guest:
     """guest.json plus its console log and results."""
 
-    def __init__(self, name, path, doc, console, results, missing):
+    def __init__(self, name, path, doc, console, results, missing,
+                 unreadable=None):
         self.name = name
         self.path = path
         self.doc = doc
         self.console = console
         self.results = results
         self.missing_results = missing
+        # {name: why} of the missing results whose file is there but holds
+        # no JSON object (empty or cut short: a workload killed while it
+        # wrote, a guest that died)
+        self.unreadable = unreadable or {}
 
     @property
     def status(self):
@@ -173,8 +178,22 @@ def _load_guest(gdir, name):
             p = os.path.normpath(os.path.join(rdir, f))
             if f.endswith(".json") and p not in paths:
                 paths.append(p)
-    results = [_load_result(name, p) for p in paths]
-    return Guest(name, gdir, doc, console, results, missing)
+    results, unreadable = [], {}
+    for p in paths:
+        try:
+            results.append(_load_result(name, p))
+        except RunDirError as e:
+            # One result cut short must not take the whole fleet's report
+            # with it: it is a missing result with a reason (a failed
+            # check), as a result that never arrived is.
+            rname = os.path.splitext(os.path.basename(p))[0]
+            exp = next((x.get("name") for x in doc.get("experiments") or []
+                        if x.get("result") and os.path.normpath(
+                            os.path.join(gdir, x["result"])) == p), None)
+            key = exp or rname
+            missing.append(key)
+            unreadable[key] = str(e).replace(gdir + os.sep, "")
+    return Guest(name, gdir, doc, console, results, missing, unreadable)
 
 
 def load(path):
@@ -268,7 +287,7 @@ def side_view(run, side):
         doc = dict(g.doc, name=pair)
         results = [Result(pair, r.name, r.path, r.doc) for r in g.results]
         guests.append(Guest(pair, g.path, doc, g.console, results,
-                            g.missing_results))
+                            g.missing_results, g.unreadable))
         renamed[g.name] = pair
         inv = (run.manifest.get("inventory") or {}).get(g.name)
         if inv is not None:

@@ -1,8 +1,9 @@
 """Loading and validating run directories; exit status 2 on bad input."""
 
 import os
+import shutil
 
-from conftest import dump_json, load_json
+from conftest import FIXTURES, dump_json, load_json
 
 from hugelab_report import cli, rundir
 
@@ -62,9 +63,21 @@ def test_bad_guest_name(tmp_path):
     assert rc("render", make(tmp_path, manifest=m)) == 2
 
 
-def test_invalid_result_json(tmp_path, capsys):
-    assert rc("render", make(tmp_path, result="[1, 2")) == 2
-    assert "e.json" in capsys.readouterr().err
+def test_invalid_result_json_is_a_failed_check(tmp_path):
+    """A result cut short (a workload killed while it wrote, a guest that
+    died) is a missing result with its reason, not a run that cannot be
+    reported: it used to stop render (exit 2) and with it the fleet's
+    whole report."""
+    for text in ("[1, 2", "", "[1, 2]"):
+        d = make(tmp_path / ("r%d" % len(text)), result=text)
+        g = rundir.load(d).guests[0]
+        assert g.results == [] and g.missing_results == ["e"]
+        assert "results/e.json" in g.unreadable["e"]
+        assert rc("render", d) == 0
+        s = load_json(os.path.join(d, "summary.json"))
+        c = [c for c in s["checks"] if c["name"] == "g/e result present"]
+        assert [x["status"] for x in c] == ["fail"]
+        assert c[0]["message"] == g.unreadable["e"]
 
 
 def test_compare_bad_input(tmp_path, real_run):
@@ -87,13 +100,23 @@ def test_real_run_loads(real_run):
             assert r.doc["schema"].startswith("hugelab.")
 
 
-def test_real_run_corrupt_result(real_run, capsys):
+def test_real_run_corrupt_result(real_run, tmp_path):
     run = rundir.load(real_run)
-    path = next(run.results()).path
-    with open(path, "a") as f:
+    r = next(run.results())
+    with open(r.path, "a") as f:
         f.write("garbage")
-    assert rc("render", real_run) == 2
-    assert "invalid JSON" in capsys.readouterr().err
+    assert rc("render", real_run) == 0
+    s = load_json(os.path.join(real_run, "summary.json"))
+    c = [c for c in s["checks"]
+         if c["name"] == "%s/%s result present" % (r.guest, r.name)]
+    assert [x["status"] for x in c] == ["fail"]
+    assert "invalid JSON" in c[0]["message"]
+    # Compared with the intact run, the candidate lost that result: a
+    # regression (exit 1), not bad input.
+    good = str(tmp_path / "good")
+    shutil.copytree(os.path.join(FIXTURES, os.path.basename(real_run)),
+                    good, ignore=shutil.ignore_patterns("golden"))
+    assert rc("compare", good, real_run, "--out", str(tmp_path)) == 1
 
 
 def test_unknown_result_schema_is_a_failed_check(real_run):
