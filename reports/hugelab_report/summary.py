@@ -6,7 +6,8 @@ a platform's arithmetic."""
 
 import math
 
-from . import VERSION, correctness, headline, latency, provenance, savings
+from . import (VERSION, correctness, headline, latency, postgres,
+               provenance, savings)
 
 SCHEMA = "hugelab.summary/1"
 
@@ -50,6 +51,7 @@ def analyse(run, tolerance=0.25):
         "savings": {k: v for k, v in sav.items() if k != "checks"},
         "latency": lat,
         "correctness": {"guests": cor["guests"]},
+        "postgres": postgres.analyse(run),
         "checks": checks,
         "counts": {"checks": len(checks), "failed": len(failed),
                    "skipped": sum(c["status"] == "skip" for c in checks)},
