@@ -173,7 +173,8 @@ def run_rows(run):
         for lvl in r.get("levels") or []:
             for b in lvl.get("runs") or []:
                 s = b.get("summary") or {}
-                lat = b.get("latency_ms") or {}
+                st = b.get("steady") or {}
+                lat = st.get("latency_ms") or b.get("latency_ms") or {}
                 vm = b.get("vmstat_delta") or {}
                 rows.append({
                     "guest": r.guest, "experiment": r.name,
@@ -181,8 +182,11 @@ def run_rows(run):
                     "page_size": (r.get("mapping") or {}).get("page_size"),
                     "clients": b.get("clients"), "mode": b.get("mode"),
                     "churn": bool(b.get("churn")), "exit": b.get("exit"),
-                    "tps": s.get("tps"), "transactions": s.get(
-                        "transactions"), "failed": s.get("failed"),
+                    "tps": st.get("tps", s.get("tps")),
+                    "transactions": st.get("transactions",
+                                           s.get("transactions")),
+                    "steady_s": st.get("seconds"),
+                    "failed": s.get("failed"),
                     "p50_ms": lat.get("p50"), "p99_ms": lat.get("p99"),
                     "p999_ms": lat.get("p999"), "max_ms": lat.get("max"),
                     "connection_ms": s.get("average_connection_ms",

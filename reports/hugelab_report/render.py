@@ -619,8 +619,9 @@ def postgres_sections(pg):
     s.table(["guest", "experiment", "pages", "clients", "pgbench", "TPS",
              "p50 ms", "p99 ms", "p99.9 ms", "max ms", "connection ms",
              "failed", "peak PageTables", "PMD share / unshare"], rows,
-            "pgbench runs (latency from pgbench's per-transaction log; "
-            "--connect opens a backend per transaction)")
+            "pgbench runs (TPS and latency from pgbench's per-transaction "
+            "log over the steady window after every client connected; "
+            "--connect opens a backend per transaction, its whole run)")
     s.table(["guest", "experiment", "status", "first failure"],
             [[f["guest"], f["experiment"], f["status"], f["failure"]]
              for f in pg["failures"]], "pgbench results that did not "

@@ -104,6 +104,16 @@ def test_baseline_mapping_and_shmdb():
     assert pg["versions"] == ["postgres (PostgreSQL) 15.18"]
     assert len(pg["runs"]) == 4
     assert pg["runs"][0]["pmd_share"] == 3
+    assert pg["runs"][0]["tps"] == 1000.5       # pgbench's, no window
+
+
+def test_steady_window_figures_win():
+    doc = pg_doc(2 * MiB, ADDR_2M, SIZE_2M, [(100, 150 * KiB)])
+    doc["levels"][0]["runs"][0]["steady"] = {
+        "seconds": 15.0, "transactions": 300, "tps": 20.0,
+        "latency_ms": {"p50": 2.0, "p99": 30.0, "p999": 50.0, "max": 60.0}}
+    r = postgres.analyse(make_run([("pg-2m", doc)]))["runs"][0]
+    assert (r["tps"], r["p99_ms"], r["steady_s"]) == (20.0, 30.0, 15.0)
 
 
 def test_no_baseline_without_a_1g_run():

@@ -235,16 +235,22 @@ def experiment(args, doc, cl):
             say(args, "%d clients: pgbench %s%s, %d s" % (
                 n, m, " --connect" if churn else "",
                 args.churn_duration if churn else args.duration))
-            run = levels.bench(cl, pm, n, m, churn, args)
+            run = levels.bench(cl, pm, n, m, churn, args,
+                               level["hold"]["connect_s"])
             level["runs"].append(run)
+            if run["exit"] == 0 and not run["log"]["transactions"]:
+                doc["failures"].append("%d clients: pgbench %s%s processed "
+                                       "no transaction" % (
+                                           n, m, " -C" if churn else ""))
             if run["exit"] != 0:
                 doc["failures"].append("%d clients: pgbench %s%s exited %s: "
                                        "%s" % (n, m, " -C" if churn else "",
                                                run["exit"], " / ".join(
                                                    run["output_tail"][-2:])))
+            shown = run["steady"] or run
             say(args, "  tps %s, p99 %s ms" % (
-                run["summary"].get("tps"),
-                (run["latency_ms"] or {}).get("p99")))
+                shown.get("tps", run["summary"].get("tps")),
+                (shown["latency_ms"] or {}).get("p99")))
 
 
 def on_signal(signum, _frame):

@@ -1,12 +1,13 @@
 """One client level: hold N idle backends (connected, then warm), then the
 pgbench runs (each mode, and backend churn), with the kernel's figures."""
 import glob
+import math
 import os
 import signal
 import threading
 import time
 
-from . import pgblog, procfs, touch
+from . import options, pgblog, procfs, touch
 
 
 class LevelError(Exception):
@@ -150,22 +151,28 @@ class Sampler(threading.Thread):
                 client_backends(self.postmaster)))
 
 
-def bench(cl, postmaster, n, mode, churn, a):
+def bench(cl, postmaster, n, mode, churn, a, connect_s):
     """One pgbench run; its summary, latency from its own log, and the
-    kernel's counters across it."""
+    kernel's counters across it.  pgbench's -T includes the clients'
+    initial connections, which took connect_s in the hold phase: a run
+    without --connect gets twice that (and 10 s) on top of its duration,
+    and its steady window is measured from the log."""
     tag = "%s%s-%d" % (mode, "-churn" if churn else "", n)
     prefix = os.path.join(cl.dir, "log-" + tag)
     duration = a.churn_duration if churn else a.duration
+    allowance = 0 if churn else math.ceil(2 * connect_s) + 10
     argv = [cl.bin("pgbench"), "-n", "-c", str(n), "-j", str(a.threads),
-            "-T", str(duration), "--log", "--log-prefix=" + prefix]
-    argv += ["-S"] if mode == "select-only" else ["-b", "tpcb-like"]
+            "-T", str(duration + allowance), "--log",
+            "--log-prefix=" + prefix]
+    argv += options.MODE_ARGS[mode]
     if churn:
         argv.append("-C")
     v0 = procfs.vmstat()
     sampler = Sampler(postmaster)
     sampler.start()
     t0 = time.monotonic()
-    rc, out = cl.run(argv, timeout=duration + a.connect_timeout_s + 120)
+    rc, out = cl.run(argv, timeout=duration + allowance +
+                     a.connect_timeout_s + 120)
     seconds = time.monotonic() - t0
     sampler.done.set()
     sampler.join()
@@ -176,9 +183,12 @@ def bench(cl, postmaster, n, mode, churn, a):
             lines += f.read().splitlines()
         os.unlink(path)
     lat, failed, skipped, first, last = pgblog.parse_log_lines(lines)
+    window = None if churn else pgblog.steady(pgblog.records(lines),
+                                              duration)
     left = wait_gone(postmaster, a.teardown_timeout_s)
     run = {
         "mode": mode, "churn": churn, "clients": n, "duration_s": duration,
+        "connect_allowance_s": allowance,
         "argv": argv[1:], "exit": rc, "seconds": round(seconds, 3),
         "summary": pgblog.parse_summary(out or ""),
         "output_tail": (out or "").strip().splitlines()[-12:],
@@ -187,6 +197,7 @@ def bench(cl, postmaster, n, mode, churn, a):
                 "span_s": round(last - first, 3) if lat else 0},
         "latency": pgblog.histogram([x * 1000 for x in lat]),
         "latency_ms": pgblog.exact_ms(lat),
+        "steady": window,
         "pagetables_max": sampler.pagetables_max,
         "backends_max": sampler.backends_max,
         "vmstat_delta": procfs.vmstat_delta(v0, v1),

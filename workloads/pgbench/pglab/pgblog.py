@@ -59,6 +59,45 @@ def parse_log_lines(lines):
     return lat, failed, skipped, first, last
 
 
+def records(lines):
+    """[(client, latency_us or None when failed/skipped, end_s)] of
+    per-transaction log lines (end_s: completion time, epoch seconds)."""
+    out = []
+    for line in lines:
+        f = line.split()
+        if len(f) < 6:
+            continue
+        lat = int(f[2]) if f[2].isdigit() else None
+        out.append((f[0], lat, int(f[4]) + int(f[5]) / 1e6))
+    return out
+
+
+def steady(recs, duration_s):
+    """The window after every client had connected: from the latest first
+    transaction start of any client, `duration_s` long (or to the last
+    completion).  Transactions that started and ended inside it; pgbench's
+    -T counts the clients' connection time in its duration, so under TCG
+    hundreds of connections can take all of it."""
+    firsts = {}
+    for client, lat, end in recs:
+        start = end - (lat or 0) / 1e6
+        if client not in firsts or start < firsts[client]:
+            firsts[client] = start
+    if not firsts:
+        return None
+    t0 = max(firsts.values())
+    t1 = min(t0 + duration_s, max(end for _, _, end in recs))
+    lat = [x for _, x, end in recs
+           if x is not None and end - x / 1e6 >= t0 and end <= t1]
+    span = t1 - t0
+    return {"clients_seen": len(firsts),
+            "start_s": round(t0 - min(firsts.values()), 3),
+            "seconds": round(span, 3), "transactions": len(lat),
+            "tps": len(lat) / span if span > 0 else None,
+            "latency": histogram([x * 1000 for x in lat]),
+            "latency_ms": exact_ms(lat)}
+
+
 def bucket_of(ns):
     """Lab bucket index: 0 holds 0, i holds [2^(i-1), 2^i - 1]."""
     return 0 if ns <= 0 else int(ns).bit_length()

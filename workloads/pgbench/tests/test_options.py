@@ -21,6 +21,9 @@ class Parse(unittest.TestCase):
         self.assertEqual(a.max_connections, 502)
         self.assertEqual(a.churn_duration, a.duration)
         self.assertEqual(a.modes, ["select-only", "read-write"])
+        a = options.parse(["--json", "x", "--shared-buffers", "2G",
+                           "--modes", "simple-update"])
+        self.assertEqual(options.MODE_ARGS[a.modes[0]], ["-N"])
 
     def test_refusals(self):
         for argv, said in (

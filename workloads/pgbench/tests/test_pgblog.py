@@ -87,5 +87,33 @@ class Log(unittest.TestCase):
         self.assertIsNone(pgblog.exact_ms([]))
 
 
+class Steady(unittest.TestCase):
+    def test_window_starts_when_the_last_client_began(self):
+        # client 0 starts at 100.0 s, client 1 only at 103.0 s (its
+        # connection took long): the window is 103.0 .. 105.0 (2 s)
+        lines = ["0 0 500000 0 100 500000",     # 100.0-100.5
+                 "0 1 500000 0 101 0",          # 100.5-101.0
+                 "1 0 1000000 0 104 0",         # 103.0-104.0
+                 "0 2 1000000 0 104 500000",    # 103.5-104.5
+                 "1 1 1500000 0 105 500000",    # 104.0-105.5: past t1
+                 "0 3 failed 0 104 700000"]
+        w = pgblog.steady(pgblog.records(lines), 2)
+        self.assertEqual(w["clients_seen"], 2)
+        self.assertEqual(w["start_s"], 3.0)
+        self.assertEqual(w["seconds"], 2.0)
+        self.assertEqual(w["transactions"], 2)
+        self.assertEqual(w["tps"], 1.0)
+        self.assertEqual(w["latency_ms"]["max"], 1000.0)
+
+    def test_window_ends_with_the_log(self):
+        lines = ["0 0 1000 0 10 0", "0 1 1000 0 11 0"]
+        w = pgblog.steady(pgblog.records(lines), 60)
+        self.assertAlmostEqual(w["seconds"], 1.001)
+        self.assertEqual(w["transactions"], 2)
+
+    def test_no_log(self):
+        self.assertIsNone(pgblog.steady([], 10))
+
+
 if __name__ == "__main__":
     unittest.main()
