@@ -3,6 +3,7 @@ hugelab.pgbench/1)."""
 import datetime
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -253,6 +254,22 @@ def experiment(args, doc, cl):
                 (shown["latency_ms"] or {}).get("p99")))
 
 
+def raise_nofile():
+    """Open-file limit up to the hard limit for pgbench and PostgreSQL
+    (inherited): pgbench needs a descriptor per client and refuses to
+    start with fewer than clients + 3, and a login session's soft limit
+    is often 1024.  Returns the soft limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        want = hard if hard != resource.RLIM_INFINITY else 1 << 20
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            soft = want
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
 def on_signal(signum, _frame):
     raise Interrupted(signum)
 
@@ -281,6 +298,7 @@ def main(argv=None):
         return 2
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, on_signal)
+    nofile = raise_nofile()
     doc = {"schema": "hugelab.pgbench/1", "program": "pgbench",
            "status": "ok", "failures": [], "started_at": now(),
            "finished_at": None, "kernel": kernel(),
@@ -288,7 +306,8 @@ def main(argv=None):
                        "mem_total": procfs.meminfo().get("MemTotal", 0),
                        "hugepages": {k: {"nr": v["nr"], "free": v["free"]}
                                      for k, v in procfs.hugepages().items()}},
-           "config": config_of(args), "postgres": {}, "mapping": None,
+           "config": dict(config_of(args), nofile=nofile),
+           "postgres": {}, "mapping": None,
            "database": None, "levels": [],
            "stuck": {"count": 0, "processes": []}}
     hp_before = procfs.hugepages()
