@@ -1,9 +1,11 @@
 """pgbench experiment: main (exit status in workloads/SCHEMA.md,
 hugelab.pgbench/1)."""
 import datetime
+import glob
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -63,7 +65,9 @@ def settings(args, socket_dir):
          "shared_buffers": "%dkB" % (args.shared_buffers // 1024),
          "max_connections": str(args.max_connections),
          "huge_pages": args.huge_pages,
-         "huge_page_size": "0" if args.huge_page_size == "2M" else "1GB",
+         # explicit, not 0 (the kernel's default size, which a guest with
+         # default_hugepagesz=1G would turn into 1 GiB pages)
+         "huge_page_size": {"2M": "2MB", "1G": "1GB"}[args.huge_page_size],
          # the lab's run is about memory and latency under load, not
          # durability: commits do not wait for the WAL flush (WAL is still
          # written and fsynced by the WAL writer)
@@ -92,7 +96,8 @@ def dmesg():
 
 def reap_stale(workdir):
     """Kill the processes of clusters an earlier run left behind (a run
-    killed with SIGKILL cannot stop its postmaster); returns their PIDs."""
+    killed with SIGKILL cannot stop its postmaster) and remove their
+    directories; returns the PIDs killed."""
     dead = []
     prefix = os.path.join(os.path.realpath(workdir), "hugelab-pg.")
     for name in os.listdir("/proc"):
@@ -108,6 +113,8 @@ def reap_stale(workdir):
                 dead.append(int(name))
             except ProcessLookupError:
                 pass
+    for d in glob.glob(prefix + "*"):
+        shutil.rmtree(d, ignore_errors=True)
     return dead
 
 
