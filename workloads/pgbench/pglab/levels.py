@@ -91,12 +91,18 @@ def hold(cl, postmaster, mapping, stride, n, a):
         pte_connected = vmpte(pids)
         t0 = time.monotonic()
         errors, first = 0, None
+        want = len(touch.addresses(mapping["start"], mapping["size"],
+                                   stride))
         for pid in pids:
             try:
-                touch.touch(pid, mapping["start"], mapping["size"], stride)
+                got = touch.touch(pid, mapping["start"], mapping["size"],
+                                  stride)
             except OSError as e:
-                errors += 1
-                first = first or str(e)
+                got, first = None, first or str(e)
+            if got is not None and got != want:
+                first = first or ("backend %d: %d of %d reads" % (
+                    pid, got, want))
+            errors += got != want
         touch_s = time.monotonic() - t0
         warm = snapshot()
         pte_warm = vmpte(pids)
