@@ -215,9 +215,41 @@ def versions(run):
                    for r in run.results("pgbench")})
 
 
+# Processes of a cluster besides its client backends that may fault a
+# full slot while the warm phase is measured (postmaster, checkpointer,
+# background writer, walwriter, autovacuum launcher and workers, logical
+# replication launcher; pgbench's AUX_PROCS).
+AUX_PROCS = 9
+
+
+def share_check(r):
+    """The kernel's PMD-share counter of a 2 MiB level against the model:
+    every backend shares each full slot once (the first process to fault a
+    slot allocates its PMD page), so full x (N - 1) to full x (N + the
+    cluster's other processes); a mapping without a full slot shares
+    nothing.  Skipped without the counter (stock kernels) or for other
+    page sizes."""
+    name = "%s/%s %d backends PMD shares" % (
+        r["guest"], r["experiment"], r["backends"])
+    check = {"suite": "postgres", "name": name}
+    if r["mode"] != "2m-aligned" or r["pmd_share"] is None:
+        why = ("no htlb_pmd_share counter" if r["mode"] == "2m-aligned"
+               else "not 2 MiB pages")
+        return dict(check, status="skip", message=why)
+    full = r["full_slots"] or 0
+    lo = full * max(0, r["backends"] - 1)
+    hi = full * (r["backends"] + AUX_PROCS)
+    ok = lo <= r["pmd_share"] <= hi
+    return dict(check, status="pass" if ok else "fail", message=(
+        "htlb_pmd_share %d while %d backends warmed, model %d-%d (%d full "
+        "1 GiB slots of the mapping at %s)" % (
+            r["pmd_share"], r["backends"], lo, hi, full, r["address"])))
+
+
 def analyse(run):
     rows = with_shmdb(with_baseline(level_rows(run)), run)
     for r in rows:
         r["explanation"] = explain(r)
     return {"levels": rows, "runs": run_rows(run),
-            "failures": failures(run), "versions": versions(run)}
+            "failures": failures(run), "versions": versions(run),
+            "checks": [share_check(r) for r in rows]}

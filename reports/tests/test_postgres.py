@@ -116,6 +116,30 @@ def test_steady_window_figures_win():
     assert (r["tps"], r["p99_ms"], r["steady_s"]) == (20.0, 30.0, 15.0)
 
 
+def test_share_check():
+    run = make_run([
+        ("pg-2m", pg_doc(2 * MiB, ADDR_2M, SIZE_2M, [(100, 150 * KiB)])),
+        ("pg-1g", pg_doc(GiB, ADDR_1G, SIZE_1G, [(100, 141 * KiB)]))])
+    checks = {c["name"]: c for c in postgres.analyse(run)["checks"]}
+    c = checks["hl-pg/pg-2m 100 backends PMD shares"]
+    # 100 shares of the one full slot: within 99-109
+    assert c["status"] == "pass", c
+    assert checks["hl-pg/pg-1g 100 backends PMD shares"]["status"] == "skip"
+    # a kernel that does not share
+    doc = pg_doc(2 * MiB, ADDR_2M, SIZE_2M, [(100, 150 * KiB)])
+    doc["levels"][0]["hold"]["vmstat_warm"]["htlb_pmd_share"] = 0
+    c = postgres.analyse(make_run([("pg-2m", doc)]))["checks"][0]
+    assert c["status"] == "fail" and "model 99-109" in c["message"]
+    # without a full slot nothing is shared
+    doc = pg_doc(2 * MiB, 2 * MiB, 900 * MiB, [(800, 150 * KiB)])
+    c = postgres.analyse(make_run([("pg-2m", doc)]))["checks"][0]
+    assert c["status"] == "pass" and "model 0-0" in c["message"]
+    # a stock kernel has no counter
+    del doc["levels"][0]["hold"]["vmstat_warm"]["htlb_pmd_share"]
+    c = postgres.analyse(make_run([("pg-2m", doc)]))["checks"][0]
+    assert c["status"] == "skip"
+
+
 def test_no_baseline_without_a_1g_run():
     run = make_run([("pg-off", pg_doc(4096, 0x7fce5df10000, 289808384,
                                       [(20, 686489.6)]))])
