@@ -161,12 +161,12 @@ def bench(cl, postmaster, n, mode, churn, a, connect_s):
     """One pgbench run; its summary, latency from its own log, and the
     kernel's counters across it.  pgbench's -T includes the clients'
     initial connections, which took connect_s in the hold phase: a run
-    without --connect gets twice that (and 10 s) on top of its duration,
-    and its steady window is measured from the log."""
+    without --connect gets 1.5 times that (and 10 s) on top of its
+    duration, and its steady window is measured from the log."""
     tag = "%s%s-%d" % (mode, "-churn" if churn else "", n)
     prefix = os.path.join(cl.dir, "log-" + tag)
     duration = a.churn_duration if churn else a.duration
-    allowance = 0 if churn else math.ceil(2 * connect_s) + 10
+    allowance = 0 if churn else math.ceil(1.5 * connect_s) + 10
     argv = [cl.bin("pgbench"), "-n", "-c", str(n), "-j", str(a.threads),
             "-T", str(duration + allowance), "--log",
             "--log-prefix=" + prefix]
