@@ -12,8 +12,10 @@
 set -euo pipefail
 
 declare -A PKGS=(
-  # C workloads and their unit tests, the kernel's selftests (static).
-  [build]="build-essential pkg-config libcmocka-dev libc6-dev make gcc"
+  # C workloads and their unit tests, the kernel's selftests (static);
+  # python3 zips the pgbench experiment (workloads/pgbench) and runs its
+  # tests.
+  [build]="build-essential pkg-config libcmocka-dev libc6-dev make gcc python3"
   # kernel-build/build: Debian's source of every kernel line (build
   # --source 6.1|6.12), bindeb-pkg (6.12's needs debhelper), ccache.
   [kernel]="linux-source-6.1 linux-source-6.12 build-essential bc bison flex libssl-dev

@@ -9,7 +9,8 @@ import re
 import jinja2
 import markupsafe
 
-from . import junit, latency, model, plots, savings, stats, summary
+from . import (junit, latency, model, plots, postgres, savings, stats,
+               summary)
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 RUNS_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..",
@@ -561,9 +562,77 @@ def checks_section(an):
     return [s]
 
 
+def postgres_sections(pg):
+    """PostgreSQL next to the model and shmdb (postgres.py); nothing when
+    the run has no pgbench result."""
+    if not (pg["levels"] or pg["runs"] or pg["failures"]):
+        return []
+    s = Section("PostgreSQL")
+    s.para("Debian's PostgreSQL (%s) under pgbench (workloads/pgbench). "
+           "'measured' is PageTables (warm - before) per backend: every "
+           "page-table page a backend costs once it has faulted the whole "
+           "shared mapping, its own private mappings included. 'model' is "
+           "what the mapping costs a backend at the address the kernel "
+           "gave it (2 MiB pages: a PMD page per partial 1 GiB slot, the "
+           "full slots shared; 4 KiB: a PTE page per 2 MiB and a PMD page "
+           "per slot; 1 GiB: none). 'baseline' is the same guest's "
+           "1 GiB-page figure at the same count (the backends' own page "
+           "tables); 'mapping' = measured - baseline, to set against the "
+           "model and against shmdb's per-session figure, which excludes "
+           "a session's own page tables." % ", ".join(pg["versions"]))
+    rows = []
+    for r in pg["levels"]:
+        sh = "; ".join("%s %s %s: %s" % (
+            x["placement"], model.human_bytes(x["size"]), x["map"],
+            model.human_bytes(x["per_session"])) for x in r["shmdb"])
+        rows.append([r["guest"], r["experiment"],
+                     postgres.MODE_TITLES.get(r["mode"], "n/a"),
+                     "%s at %s, %s/%s full" % (
+                         model.human_bytes(r["size"]), r["address"],
+                         num(r["full_slots"]), num(r["slots"])),
+                     r["backends"], model.human_bytes(r["measured"]),
+                     model.human_bytes(r["baseline"]),
+                     model.human_bytes(r["mapping_measured"]),
+                     model.human_bytes(r["model"]),
+                     "n/a" if r["pmd_share"] is None else "%d / %d (model "
+                     "%d)" % (r["pmd_share"], r["pmd_unshare"] or 0,
+                              r["model_shares"]),
+                     sh or "no shmdb run at this count"])
+    s.table(["guest", "experiment", "pages", "mapping (slots)", "backends",
+             "measured per backend", "baseline", "mapping", "model",
+             "PMD share / unshare (warm)", "shmdb per session"], rows,
+            "PostgreSQL page tables per backend")
+    s.pre(["%s/%s, %d backends: %s" % (r["guest"], r["experiment"],
+                                       r["backends"],
+                                       "; ".join(r["explanation"]))
+           for r in pg["levels"]], "What accounts for the difference")
+    rows = [[r["guest"], r["experiment"],
+             postgres.MODE_TITLES.get(postgres.PAGE_MODES.get(
+                 r["page_size"]), "n/a"), r["clients"],
+             r["mode"] + (" --connect" if r["churn"] else ""),
+             num(r["tps"]), num(r["p50_ms"]), num(r["p99_ms"]),
+             num(r["p999_ms"]), num(r["max_ms"]), num(r["connection_ms"]),
+             num(r["failed"]), model.human_bytes(r["pagetables_max"]),
+             "n/a" if r["pmd_share"] is None else "%d / %d" % (
+                 r["pmd_share"], r["pmd_unshare"] or 0)]
+            for r in pg["runs"]]
+    s.table(["guest", "experiment", "pages", "clients", "pgbench", "TPS",
+             "p50 ms", "p99 ms", "p99.9 ms", "max ms", "connection ms",
+             "failed", "peak PageTables", "PMD share / unshare"], rows,
+            "pgbench runs (TPS and latency from pgbench's per-transaction "
+            "log over the steady window after every client connected; "
+            "--connect opens a backend per transaction, its whole run)")
+    s.table(["guest", "experiment", "status", "first failure"],
+            [[f["guest"], f["experiment"], f["status"], f["failure"]]
+             for f in pg["failures"]], "pgbench results that did not "
+            "measure")
+    return [s]
+
+
 def sections(an, tolerance):
     return (headline_sections(an) +
             savings_sections(an["savings"], tolerance) +
+            postgres_sections(an["postgres"]) +
             latency_sections(an["latency"]) +
             correctness_sections(an["correctness"], an["provenance"]) +
             checks_section(an) +

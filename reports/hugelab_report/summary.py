@@ -6,7 +6,8 @@ a platform's arithmetic."""
 
 import math
 
-from . import VERSION, correctness, headline, latency, provenance, savings
+from . import (VERSION, correctness, headline, latency, postgres,
+               provenance, savings)
 
 SCHEMA = "hugelab.summary/1"
 
@@ -32,7 +33,8 @@ def analyse(run, tolerance=0.25):
     sav = savings.analyse(run, tolerance=tolerance)
     lat = latency.analyse(run)
     cor = correctness.analyse(run)
-    checks = cor["checks"] + sav["checks"]
+    pg = postgres.analyse(run)
+    checks = cor["checks"] + sav["checks"] + pg.pop("checks")
     if run.manifest.get("status") not in (None, "ok"):
         checks.insert(0, {"suite": "run", "name": "manifest status",
                           "status": "fail",
@@ -50,6 +52,7 @@ def analyse(run, tolerance=0.25):
         "savings": {k: v for k, v in sav.items() if k != "checks"},
         "latency": lat,
         "correctness": {"guests": cor["guests"]},
+        "postgres": pg,
         "checks": checks,
         "counts": {"checks": len(checks), "failed": len(failed),
                    "skipped": sum(c["status"] == "skip" for c in checks)},
