@@ -34,14 +34,6 @@ def mapping_model(page_size, address, size):
     return exp.marginal_pages * model.PT_PAGE
 
 
-def _addr(mapping):
-    a = (mapping or {}).get("address")
-    try:
-        return int(a, 16) if isinstance(a, str) else None
-    except ValueError:
-        return None
-
-
 def _shmdb_by_count(run):
     """{(page_size, sessions): [(placement, size, per_session, guest,
     name)]} of the run's undisturbed shmdb results."""
@@ -95,7 +87,8 @@ def level_rows(run):
                 .get("mean"),
                 "memory_per_backend": (hold.get("memory") or {})
                 .get("per_backend"),
-                "model": mapping_model(page, _addr(mp), mp.get("size")),
+                "model": mapping_model(page, model.address_of(mp),
+                                       mp.get("size")),
                 "pmd_share": _counter(warm_vm, "htlb_pmd_share"),
                 "pmd_unshare": _counter(warm_vm, "htlb_pmd_unshare"),
                 "pmd_backout": _counter(warm_vm, "htlb_pmd_share_backout"),

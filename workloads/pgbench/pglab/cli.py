@@ -100,19 +100,14 @@ def reap_stale(workdir):
     directories; returns the PIDs killed."""
     dead = []
     prefix = os.path.join(os.path.realpath(workdir), "hugelab-pg.")
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
+    for pid in procfs.pids_by_cwd(lambda cwd: cwd.startswith(prefix)):
+        if pid == os.getpid():
             continue
         try:
-            cwd = os.readlink("/proc/%s/cwd" % name)
-        except OSError:
-            continue
-        if cwd.startswith(prefix) and int(name) != os.getpid():
-            try:
-                os.kill(int(name), signal.SIGKILL)
-                dead.append(int(name))
-            except ProcessLookupError:
-                pass
+            os.kill(pid, signal.SIGKILL)
+            dead.append(pid)
+        except ProcessLookupError:
+            pass
     for d in glob.glob(prefix + "*"):
         shutil.rmtree(d, ignore_errors=True)
     return dead

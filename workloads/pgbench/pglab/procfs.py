@@ -79,6 +79,21 @@ def children(ppid):
     return sorted(out)
 
 
+def pids_by_cwd(match):
+    """PIDs of the processes whose working directory satisfies match(cwd)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cwd = os.readlink("/proc/%s/cwd" % name)
+        except OSError:
+            continue
+        if match(cwd):
+            out.append(int(name))
+    return out
+
+
 def cmdline(pid):
     return read("/proc/%d/cmdline" % pid).replace("\0", " ").strip()
 

@@ -121,17 +121,8 @@ class Cluster:
     def leftovers(self):
         """Processes working in the data directory (backends and helpers
         of this cluster, including orphans of a killed postmaster)."""
-        out = []
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                cwd = os.readlink("/proc/%s/cwd" % name)
-            except OSError:
-                continue
-            if cwd == self.data or cwd.startswith(self.data + "/"):
-                out.append(int(name))
-        return sorted(out)
+        return sorted(procfs.pids_by_cwd(
+            lambda cwd: cwd == self.data or cwd.startswith(self.data + "/")))
 
     def stop(self, timeout_s):
         """Fast shutdown, then immediate, then SIGKILL; returns the PIDs
