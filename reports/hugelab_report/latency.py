@@ -42,12 +42,37 @@ def lock_family(mode):
     return m
 
 
-def config_key(cfg):
-    """What must match for two results to be compared across lock modes."""
-    return (model.mode_of(cfg), cfg.get("size"), cfg.get("sessions"),
-            tuple(sorted(cfg.get("disrupt") or [])),
-            cfg.get("disrupt_interval_ms"), cfg.get("attach"),
-            cfg.get("active"))
+# Configuration keys that do not change what a latency result measures:
+# the random seed and where the hugetlbfs file lives.
+KEY_IGNORED = frozenset(("seed", "hugetlbfs_dir"))
+# Keys with a fixed place at the start of the key (sweep.sweep_key drops
+# the session count, index 2).
+KEY_FIXED = ("size", "sessions", "disrupt", "disrupt_interval_ms", "attach",
+             "active")
+
+
+def _hashable(v):
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    return v
+
+
+def config_key(cfg, release=None):
+    """What must match for two results to be compared across lock modes:
+    the page mode, then KEY_FIXED, then every other configuration value
+    (disruptor length, backing, touch pattern, private or shared map,
+    write share, duration, ...; not KEY_IGNORED) and the kernel release
+    (the same build in both modes: another line or flavour is another
+    comparison)."""
+    fixed = (model.mode_of(cfg), cfg.get("size"), cfg.get("sessions"),
+             tuple(sorted(cfg.get("disrupt") or [])),
+             cfg.get("disrupt_interval_ms"), cfg.get("attach"),
+             cfg.get("active"))
+    rest = tuple(sorted((k, _hashable(v)) for k, v in cfg.items()
+                        if k not in KEY_IGNORED and k not in KEY_FIXED))
+    return fixed + (rest, release)
 
 
 def rows_of(run):
@@ -73,7 +98,8 @@ def rows_of(run):
             "sessions": cfg.get("sessions"),
             "disrupt": list(cfg.get("disrupt") or []),
             "txn_per_s": r.get("transactions", "per_s"),
-            "metrics": metrics, "ops": ops, "key": config_key(cfg),
+            "metrics": metrics, "ops": ops,
+            "key": config_key(cfg, r.kernel.get("release")),
             "_result": r,
         })
     rows.sort(key=lambda x: (x["guest"], x["lock"], x["sessions"] or 0,

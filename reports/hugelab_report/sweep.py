@@ -27,7 +27,8 @@ SEED_STALL = 2_000_000_000
 def sweep_key(row):
     """What a sweep holds fixed: the latency config key without the
     session count (latency.config_key: mode, size, sessions, disrupt,
-    interval, attach, active)."""
+    interval, attach, active, the other configuration values, kernel
+    release)."""
     k = row["key"]
     return (k[0], k[1]) + tuple(k[3:])
 

@@ -57,6 +57,49 @@ def test_lock_mode_ratio(disrupt):
     assert ratio["i_mmap"].endswith("/immap")
 
 
+@pytest.mark.parametrize("change", [
+    ("config", "disrupt_len", 16 << 20),
+    ("config", "backing", "hugetlbfs"),
+    ("config", "touch", "random"),
+    ("config", "map", "private"),
+    ("config", "write_pct", 80),
+    ("kernel", "release", "6.12.118-hugelab-stock-perf"),
+])
+def test_lock_mode_ratio_needs_same_config(disrupt, change):
+    """An i_mmap result is not paired with a vma result that differs in
+    any other setting (disruptor length, backing, touch pattern, map
+    type, write share) or runs another kernel build."""
+    run = rundir.load(disrupt)
+    r = [r for r in run.results("shmdb")
+         if r.config["placement"] == "aligned"][0]
+    vma = copy.deepcopy(r.doc)
+    vma["kernel"]["hugetlb_fault_lock"] = "vma"
+    immap = copy.deepcopy(r.doc)
+    immap["kernel"]["hugetlb_fault_lock"] = "i_mmap"
+    section, key, value = change
+    immap[section][key] = value
+    dump_json(r.path, vma)
+    dump_json(os.path.join(os.path.dirname(r.path), "immap.json"), immap)
+    lat = latency.analyse(rundir.load(disrupt))
+    assert lat["ratios"] == []
+
+
+def test_lock_mode_ratio_ignores_seed(disrupt):
+    """The random seed does not change what is measured."""
+    run = rundir.load(disrupt)
+    r = [r for r in run.results("shmdb")
+         if r.config["placement"] == "aligned"][0]
+    vma = copy.deepcopy(r.doc)
+    vma["kernel"]["hugetlb_fault_lock"] = "vma"
+    immap = copy.deepcopy(r.doc)
+    immap["kernel"]["hugetlb_fault_lock"] = "i_mmap"
+    immap["config"]["seed"] = 7
+    dump_json(r.path, vma)
+    dump_json(os.path.join(os.path.dirname(r.path), "immap.json"), immap)
+    lat = latency.analyse(rundir.load(disrupt))
+    assert len(lat["ratios"]) == 1
+
+
 def test_percentiles_agree_with_workload(disrupt):
     """Percentiles recomputed from the buckets equal the workload's own
     (same rule: bucket upper bound, clamped to max)."""
