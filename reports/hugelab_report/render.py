@@ -267,12 +267,23 @@ def savings_sections(sav, tolerance):
         rows.append([f["guest"], f["mode"], model.human_bytes(f["size"]),
                      f["n"], model.human_bytes(f["slope"]),
                      model.human_bytes(f["slope_per_gib"]),
-                     model.human_bytes(f["intercept"]), num(f["r2"]),
+                     model.human_bytes(f["intercept"]),
+                     "n/a (2 session counts)" if f.get("exact")
+                     else num(f["r2"]),
                      model.human_bytes(f["model_marginal_bytes"])])
     s.table(["guest", "mode", "segment", "points", "slope per session",
              "slope per session per GiB", "intercept", "R²",
              "model mapping cost per extra session"], rows,
             "Least-squares fit: bytes = intercept + slope x sessions")
+    two = sorted({"%s %s" % (f["guest"], f["mode"]) for f in sav["fits"]
+                  if f.get("exact")})
+    if two:
+        s.para("Fitted on two session counts only (%s): a line through "
+               "two points fits them exactly, so these slopes carry no "
+               "check that page tables grow linearly and no error "
+               "estimate, and the extrapolations below inherit that. "
+               "A third session count in the inventory gives both." %
+               ", ".join(two))
     rows = []
     for p in sav["pairs"]:
         counter = "n/a"

@@ -125,7 +125,10 @@ def linear_fit(xs, ys):
     """Ordinary least squares y = intercept + slope * x.
 
     Returns a dict with slope, intercept, r2, n and the slope's standard
-    error; None with fewer than two distinct x."""
+    error; None with fewer than two distinct x.  With exactly two distinct
+    x the line passes through both points whatever they are: r2 and the
+    standard error are None (nothing says the data is linear) and
+    "exact" is True."""
     x = np.asarray(xs, dtype=float)
     y = np.asarray(ys, dtype=float)
     if len(x) < 2 or len(set(x.tolist())) < 2:
@@ -138,10 +141,13 @@ def linear_fit(xs, ys):
     resid = y - (intercept + slope * x)
     ss_res = float((resid ** 2).sum())
     ss_tot = float(((y - ym) ** 2).sum())
-    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
+    exact = len(set(x.tolist())) == 2
+    r2 = None
+    if not exact:
+        r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
     se = math.sqrt(ss_res / (len(x) - 2) / sxx) if len(x) > 2 else None
     return {"slope": slope, "intercept": intercept, "r2": r2,
-            "n": int(len(x)), "slope_stderr": se}
+            "n": int(len(x)), "slope_stderr": se, "exact": exact}
 
 
 def fit_through_origin(xs, ys):

@@ -75,6 +75,17 @@ def test_linear_fit_recovers_line():
     assert stats.linear_fit([5, 5], [1, 2]) is None
 
 
+def test_linear_fit_two_points_claims_no_fit_quality():
+    """Any two points lie on a line: R² = 1 would claim a linearity
+    nothing measured."""
+    f = stats.linear_fit([1000, 1000, 3000], [7, 9, 50])
+    assert f["exact"] and f["r2"] is None
+    assert stats.linear_fit([1, 3], [2, 9])["slope_stderr"] is None
+    assert f["slope"] == pytest.approx((50 - 8) / 2000)
+    g = stats.linear_fit([1, 2, 4], [1, 5, 2])
+    assert not g["exact"] and g["r2"] < 0.5
+
+
 def test_fit_through_origin():
     assert stats.fit_through_origin([1, 2], [2, 4]) == pytest.approx(2)
     assert stats.fit_through_origin([], []) is None
