@@ -152,8 +152,12 @@ def do_compare(a):
         base = [rundir.load(d) for d in bdirs]
         cand = [rundir.load(d) for d in cdirs]
     out = a.out or cand[0].path
-    if not os.path.isdir(out):
-        raise rundir.RunDirError("%s: not a directory" % out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise rundir.RunDirError("--out %s: not a directory" % out)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise rundir.RunDirError("--out %s: %s" % (out, e.strerror)) from e
     res = cmpmod.compare(base, cand, tolerance=a.tolerance,
                          threshold=a.threshold,
                          check_tolerance=a.check_tolerance,

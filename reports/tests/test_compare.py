@@ -52,6 +52,24 @@ def test_run_against_itself_is_no_regression(name, tmp_path):
     assert doc["latency_verdict"] == "ok" and doc["status"] == "ok"
 
 
+def test_out_directory_is_created_and_a_file_refused(tmp_path, capsys):
+    """--out names where the comparison goes: a new directory is made, an
+    existing file is bad input (exit 2), nothing is half-written."""
+    name = fixture_runs()[0]
+    base = copy_run(name, tmp_path / "base")
+    cand = copy_run(name, tmp_path / "cand")
+    out = tmp_path / "new" / "cmp"
+    assert cli.main(["compare", base, cand, "--out", str(out)]) == 0
+    assert sorted(os.listdir(out)) == ["compare.json", "compare.md",
+                                       "junit-compare.xml"]
+    capsys.readouterr()
+    f = tmp_path / "file"
+    f.write_text("x")
+    assert cli.main(["compare", base, cand, "--out", str(f)]) == 2
+    assert "--out %s: not a directory" % f in capsys.readouterr().err
+    assert f.read_text() == "x"
+
+
 def test_failed_check_in_both_is_known_newly_failing_regresses(tmp_path):
     proof = [n for n in fixture_runs() if n.startswith("proof-")]
     assert proof, "no proof fixture"
