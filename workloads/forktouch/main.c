@@ -251,7 +251,12 @@ int main(int argc, char **argv)
 		if (p == 0)
 			child(&c, &s, sh, pctl.coordinator, (unsigned int)i);
 		if (p < 0) {
-			fail("fork of process %" PRIu64 ": %s", i, strerror(errno));
+			int e = errno;
+			char why[1200];
+
+			pids_limit_read(why, sizeof(why));
+			fail("fork of process %" PRIu64 ": %s%s", i, strerror(e),
+			     e == EAGAIN ? why : "");
 			break;
 		}
 		pids[npids++] = p;

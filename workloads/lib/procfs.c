@@ -394,3 +394,34 @@ void hp_counts_json(struct json *j, const char *k, const struct hp_counts *c)
 	json_kv_uint(j, "surp", c->surp);
 	json_obj_end(j);
 }
+
+void pids_limit_describe(FILE *proc_cgroup, const char *cgroot, char *buf,
+			 size_t size)
+{
+	char line[512], path[1024], cur[32], max[32];
+	size_t n;
+
+	buf[0] = '\0';
+	if (!proc_cgroup || !fgets(line, sizeof(line), proc_cgroup) ||
+	    strncmp(line, "0::", 3))
+		return;
+	n = strcspn(line + 3, "\n");
+	line[3 + n] = '\0';
+	snprintf(path, sizeof(path), "%s%s/pids.max", cgroot, line + 3);
+	if (read_text(path, max, sizeof(max)) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s%s/pids.current", cgroot, line + 3);
+	if (read_text(path, cur, sizeof(cur)) < 0)
+		snprintf(cur, sizeof(cur), "?");
+	snprintf(buf, size, " (cgroup %s: pids.current %s, pids.max %s)",
+		 line + 3, cur, max);
+}
+
+void pids_limit_read(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	pids_limit_describe(f, "/sys/fs/cgroup", buf, size);
+	if (f)
+		fclose(f);
+}

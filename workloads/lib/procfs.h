@@ -72,6 +72,16 @@ void hp_json(struct json *j, const char *root);
  */
 ssize_t read_text(const char *path, char *buf, size_t size);
 
+/*
+ * Why a fork may have failed with EAGAIN: " (cgroup PATH: pids.current N,
+ * pids.max M)" for the caller's cgroup v2 pids controller, read from
+ * proc_cgroup text (/proc/self/cgroup) and files under cgroot
+ * (/sys/fs/cgroup); "" when there is nothing to say.
+ */
+void pids_limit_describe(FILE *proc_cgroup, const char *cgroot, char *buf,
+			 size_t size);
+void pids_limit_read(char *buf, size_t size);
+
 /* "[vma] i_mmap" style or plain "vma": the selected word; NULL if none. */
 const char *sysfs_selected_word(char *text);
 

@@ -587,7 +587,12 @@ int main(int argc, char **argv)
 		if (p == 0)
 			session_main(&c, &s, ctl, (unsigned int)i);
 		if (p < 0) {
-			fail("fork of session %" PRIu64 ": %s", i, strerror(errno));
+			int e = errno;
+			char why[1200];
+
+			pids_limit_read(why, sizeof(why));
+			fail("fork of session %" PRIu64 ": %s%s", i, strerror(e),
+			     e == EAGAIN ? why : "");
 			break;
 		}
 		if (i == 0 && test_stuck_session())

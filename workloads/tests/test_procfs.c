@@ -218,6 +218,38 @@ static void test_hugepages_sysfs(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static void test_pids_limit(void **state)
+{
+	char root[] = "/tmp/hugelab-test-cg.XXXXXX", d[256], buf[512];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(d, sizeof(d), "%s/system.slice", root);
+	assert_int_equal(mkdir(d, 0755), 0);
+	snprintf(d, sizeof(d), "%s/system.slice/ssh.service", root);
+	assert_int_equal(mkdir(d, 0755), 0);
+	put(d, "pids.max", "4915\n");
+	put(d, "pids.current", "4915\n");
+
+	f = text("0::/system.slice/ssh.service\n");
+	pids_limit_describe(f, root, buf, sizeof(buf));
+	fclose(f);
+	assert_string_equal(buf, " (cgroup /system.slice/ssh.service: "
+			    "pids.current 4915, pids.max 4915)");
+	/* cgroup v1 only, no controller file, no input: nothing to say */
+	f = text("12:pids:/user.slice\n");
+	pids_limit_describe(f, root, buf, sizeof(buf));
+	fclose(f);
+	assert_string_equal(buf, "");
+	f = text("0::/elsewhere\n");
+	pids_limit_describe(f, root, buf, sizeof(buf));
+	fclose(f);
+	assert_string_equal(buf, "");
+	pids_limit_describe(NULL, root, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+}
+
 static void test_helpers(void **state)
 {
 	char a[] = "vma\n", b[] = "  ", c[] = "[vma] i_mmap";
@@ -242,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_status_vmpte),
 		cmocka_unit_test(test_cpuinfo),
 		cmocka_unit_test(test_hugepages_sysfs),
+		cmocka_unit_test(test_pids_limit),
 		cmocka_unit_test(test_helpers),
 	};
 
