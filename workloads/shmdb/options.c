@@ -188,6 +188,9 @@ int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 		case O_WPCT: e = opt_u64("write-pct", optarg, 0, 100, &c->write_pct, err, errlen); break;
 		case O_BUF: e = opt_size("buffer-size", optarg, &c->buffer_size, err, errlen); break;
 		case O_DIS:
+			if (!*optarg)
+				BAD("--disrupt: empty list (%s or none)",
+				    "punch,truncate,mprotect,munmap,dontneed");
 			if (parse_list(optarg, op_names, &c->disrupt, &bad_name))
 				BAD("--disrupt: unknown or repeated operation at '%s' (punch,truncate,mprotect,munmap,dontneed)",
 				    bad_name);
