@@ -210,7 +210,12 @@ int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 		case O_NOPOP: c->populate = false; break;
 		case O_NOPRE: c->prefault = false; break;
 		case O_CNTF: c->count_faults = true; break;
-		case O_OUT: c->out = optarg; break;
+		case O_OUT:
+			/* a run could not open it; --check must say so too */
+			if (!*optarg)
+				BAD("--out: empty path (a file name, or - for stdout)");
+			c->out = optarg;
+			break;
 		case O_QUIET: c->quiet = true; break;
 		case O_TEARDOWN:
 			e = opt_u64("teardown-timeout-s", optarg, 1, 3600,

@@ -102,10 +102,30 @@ static void test_racer_ops(void **state)
 	check_refused(rows, sizeof(rows) / sizeof(rows[0]));
 }
 
+/* the lab's JSON option (lab_programs' json_opt) with an empty path */
+static void test_empty_result_path(void **state)
+{
+	static const struct row rows[] = {
+		{ "shmdb", { "--check", "--out", "", NULL },
+		  "--out: empty path (a file name, or - for stdout)" },
+		{ "shmdb", { "--out=", "--check", NULL }, "--out: empty path" },
+		{ "forktouch", { "--check", "--out", "", NULL },
+		  "--out: empty path (a file name, or - for stdout)" },
+		{ "forktouch", { "--check", "--out=", NULL }, "--out: empty path" },
+		{ "racer", { "--check", "--json", "", NULL },
+		  "--json: empty path (a file name, or - for stdout)" },
+		{ "racer", { "--json=", "--check", NULL }, "--json: empty path" },
+	};
+
+	(void)state;
+	check_refused(rows, sizeof(rows) / sizeof(rows[0]));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_racer_ops),
+		cmocka_unit_test(test_empty_result_path),
 	};
 	const char *slash = strrchr(argv[0], '/');
 

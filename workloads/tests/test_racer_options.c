@@ -44,6 +44,8 @@ static void test_bad_inputs(void **state)
 		{ "--addr 0x", "--addr: bad value" },
 		{ "--bogus", "unknown option --bogus" },
 		{ "--json", "option --json needs a value" },
+		{ "--json=", "--json: empty path (a file name, or - for stdout)" },
+		{ "--check --json=", "--json: empty path" },
 		{ "extra", "unexpected argument 'extra'" },
 		{ "--procs 0", "--procs: bad value '0' (an integer in [1, 512])" },
 		{ "--threads 65", "--threads: bad value" },

@@ -92,6 +92,8 @@ static void test_bad_inputs(void **state)
 		{ "--backing shm --disrupt punch", "need a file-backed segment" },
 		{ "--backing anon --disrupt munmap", "cannot remap --backing anon" },
 		{ "--disrupt punch,bogus", "at 'bogus'" },
+		{ "--out=", "--out: empty path (a file name, or - for stdout)" },
+		{ "--check --out=", "--out: empty path" },
 		{ "--disrupt= --backing memfd",
 		  "--disrupt: empty list (punch,truncate,mprotect,munmap,dontneed or none)" },
 		{ "--disrupt=, --backing memfd", "at ','" },
