@@ -426,7 +426,7 @@ int main(int argc, char **argv)
 	json_obj_end(&j);
 	stuck_json(&j, &stuck);
 	json_obj_end(&j);
-	if (json_finish(&j) || outfile_end(&outf, out)) {
+	if (outfile_end(&outf, out, !json_finish(&j))) {
 		fprintf(stderr, "forktouch: error writing the JSON document\n");
 		rc = rc ? rc : 1;
 	}

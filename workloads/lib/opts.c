@@ -110,9 +110,9 @@ int parse_list(const char *s, const char *const *names, uint64_t *mask,
 
 	if (bad)
 		*bad = s;
-	if (!s)
-		return -1;
-	if (*s == 0 || strcmp(s, "none") == 0) {
+	if (!s || !*s)
+		return -1;      /* "--ops=": a mistake, "none" says none */
+	if (strcmp(s, "none") == 0) {
 		*mask = 0;
 		return 0;
 	}

@@ -14,8 +14,10 @@ int parse_size(const char *s, uint64_t *out);
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /*
  * Comma-separated names from `names` (NULL-terminated, at most 64) into a
- * bit mask (bit i = names[i]).  "" and "none" give 0.  Unknown or repeated
- * names are errors; *bad (if not NULL) points at the offending name.
+ * bit mask (bit i = names[i]).  "none" gives 0; "" is an error (an empty
+ * option value, e.g. racer --ops=, is a mistake, not a silent "none"), as
+ * are unknown, repeated and empty names (",", "a,"); *bad (if not NULL)
+ * points at the offending name.
  */
 int parse_list(const char *s, const char *const *names, uint64_t *mask,
 	       const char **bad);

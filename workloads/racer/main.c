@@ -567,7 +567,7 @@ report:
 	rc = got_signal ? 128 + got_signal : !strcmp(o.status, "ok") ? 0 :
 	     !strcmp(o.status, "fail") ? 1 : 2;
 	out = outfile_begin(&outf);
-	if (!out || write_json(out, &r, &o, &k) | (outfile_end(&outf, out) != 0)) {
+	if (!out || outfile_end(&outf, out, !write_json(out, &r, &o, &k))) {
 		fprintf(stderr, "racer: error writing the JSON document%s%s\n",
 			r.json ? " to " : "", r.json ? r.json : "");
 		rc = rc ? rc : 1;

@@ -28,7 +28,8 @@ void racer_usage(FILE *f)
 "                    with punch\n"
 "  --page-size SIZE  huge page size 2M or 1G (default 2M)\n"
 "  --ops LIST        unshare operations: dontneed,mprotect,munmap,punch\n"
-"                    (default all; \"none\" for none)\n"
+"                    (default all; \"none\" for none; an empty list is\n"
+"                    refused)\n"
 "  --write-pct N     percent of worker accesses that re-tag (default 20)\n"
 "  --path DIR        hugetlbfs mount (of --page-size) for the file\n"
 "                    (default: memfd)\n"
@@ -99,7 +100,12 @@ int racer_parse(int argc, char **argv, struct racer *r, char *err, size_t errlen
 			break;
 		case 'S': e = parse_u64(optarg, 0, UINT64_MAX, &r->seed); what = "a decimal integer"; break;
 		case 'I': e = parse_u64(optarg, 0, 1000, &r->inject); what = "an integer in [0, 1000]"; break;
-		case 'j': r->json = optarg; break;
+		case 'j':
+			/* a run could not open it; --check must say so too */
+			if (!*optarg)
+				BAD("--json: empty path (a file name, or - for stdout)");
+			r->json = optarg;
+			break;
 		case 'T': e = parse_u64(optarg, 1, 3600, &r->teardown_s); what = "an integer in [1, 3600]"; break;
 		case 'C': r->check = true; break;
 		case 'G': r->guest_shape = optarg; break;

@@ -414,7 +414,7 @@ static struct outfile outf;
 
 static void abandon_out(void)
 {
-	outfile_abandon(&outf);        /* nothing once the JSON was begun */
+	outfile_abandon(&outf);        /* a begun, unfinished JSON: its temporary file */
 }
 
 /* --check: the options as a run would take them, the needs, the shape. */
@@ -774,7 +774,7 @@ int main(int argc, char **argv)
 		r.stuck = &stuck;
 		werr = report_json(out, &c, &s, ctl, &r, &k);
 
-		if (outfile_end(&outf, out) || werr) {
+		if (outfile_end(&outf, out, !werr)) {
 			fprintf(stderr, "shmdb: error writing the JSON document%s%s\n",
 				c.out ? " to " : "", c.out ? c.out : "");
 			rc = rc ? rc : 1;

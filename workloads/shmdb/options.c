@@ -188,6 +188,9 @@ int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 		case O_WPCT: e = opt_u64("write-pct", optarg, 0, 100, &c->write_pct, err, errlen); break;
 		case O_BUF: e = opt_size("buffer-size", optarg, &c->buffer_size, err, errlen); break;
 		case O_DIS:
+			if (!*optarg)
+				BAD("--disrupt: empty list (%s or none)",
+				    "punch,truncate,mprotect,munmap,dontneed");
 			if (parse_list(optarg, op_names, &c->disrupt, &bad_name))
 				BAD("--disrupt: unknown or repeated operation at '%s' (punch,truncate,mprotect,munmap,dontneed)",
 				    bad_name);
@@ -207,7 +210,12 @@ int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 		case O_NOPOP: c->populate = false; break;
 		case O_NOPRE: c->prefault = false; break;
 		case O_CNTF: c->count_faults = true; break;
-		case O_OUT: c->out = optarg; break;
+		case O_OUT:
+			/* a run could not open it; --check must say so too */
+			if (!*optarg)
+				BAD("--out: empty path (a file name, or - for stdout)");
+			c->out = optarg;
+			break;
 		case O_QUIET: c->quiet = true; break;
 		case O_TEARDOWN:
 			e = opt_u64("teardown-timeout-s", optarg, 1, 3600,

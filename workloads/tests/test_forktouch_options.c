@@ -49,6 +49,8 @@ static void test_bad(void **state)
 		{ "--size", "option --size needs a value" },
 		{ "stray", "unexpected argument 'stray'" },
 		{ "--guest-shape mem_mib=1", "only valid with --check" },
+		{ "--out=", "--out: empty path (a file name, or - for stdout)" },
+		{ "--check --out=", "--out: empty path" },
 	};
 	char err[512];
 	struct cfg c;

@@ -75,12 +75,15 @@ static void test_list(void **state)
 	assert_int_equal(m, 1 << 2);
 	assert_int_equal(parse_list("dontneed,punch", names, &m, NULL), 0);
 	assert_int_equal(m, (1 << 4) | 1);
-	assert_int_equal(parse_list("", names, &m, NULL), 0);
-	assert_int_equal(m, 0);
 	assert_int_equal(parse_list("none", names, &m, NULL), 0);
 	assert_int_equal(m, 0);
 
 	m = 5;
+	/* an empty list is a mistake (--ops=), "none" says none */
+	assert_int_equal(parse_list("", names, &m, &bad), -1);
+	assert_string_equal(bad, "");
+	assert_int_equal(parse_list(",", names, &m, &bad), -1);
+	assert_int_equal(m, 5);
 	assert_int_equal(parse_list("punch,bogus", names, &m, &bad), -1);
 	assert_string_equal(bad, "bogus");
 	assert_int_equal(m, 5);

@@ -153,6 +153,8 @@ def _raise(msg):
 
 
 def validate(a):
+    if a.json == "":
+        raise BadInput("--json: empty file name")
     if not a.check and not a.json:
         raise BadInput("--json FILE is required (or --check)")
     if a.guest_shape and not a.check:

@@ -46,6 +46,14 @@ class Parse(unittest.TestCase):
         with self.assertRaises(options.BadInput):
             options.parse(["--shared-buffers", "1G"])
 
+    def test_empty_json_refused(self):
+        # --json '' (the lab's json_opt with an empty path), also by
+        # --check: the validate stage must refuse what a run refuses
+        for argv in (["--json", ""], ["--json="], ["--check", "--json", ""]):
+            with self.assertRaises(options.BadInput) as cm:
+                options.parse(argv + ["--shared-buffers", "1G"])
+            self.assertEqual(str(cm.exception), "--json: empty file name")
+
 
 class Check(unittest.TestCase):
     def test_shmem_estimate_covers_postgresql_15(self):
