@@ -158,14 +158,16 @@ def setup_db(cl, args, doc):
 
 
 def find_mapping(postmaster):
+    """(main mapping, its page size, every mapping of the postmaster)."""
     text = procfs.read("/proc/%d/maps" % postmaster)
-    entry = maps.main_shared_mapping(maps.parse_maps(text))
+    entries = maps.parse_maps(text)
+    entry = maps.main_shared_mapping(entries)
     if entry is None:
-        return None, None
+        return None, None, entries
     page = maps.kernel_page_size(
         procfs.read("/proc/%d/smaps" % postmaster), entry["start"])
     entry["size"] = entry["end"] - entry["start"]
-    return entry, page
+    return entry, page, entries
 
 
 def experiment(args, doc, cl):
@@ -196,12 +198,12 @@ def experiment(args, doc, cl):
         return
     pg["start"] = {"ok": True, "seconds": round(time.monotonic() - t0, 3)}
     pg["postmaster_pid"] = pm
-    entry, page = find_mapping(pm)
+    entry, page, entries = find_mapping(pm)
     if entry is None:
         doc["failures"].append("no shared memory mapping in /proc/%d/maps"
                                % pm)
         return
-    doc["mapping"] = maps.describe(entry, page)
+    doc["mapping"] = maps.describe(entry, page, entries)
     want = (4096 if args.huge_pages == "off"
             else options.PAGE_SIZES[args.huge_page_size])
     if args.huge_pages != "try" and page != want:

@@ -52,6 +52,40 @@ def slots(start, size, span=SLOT):
     return total, full
 
 
+def _edge_ranges(start, end, span):
+    """The `span`-aligned ranges [lo, lo + span) that [start, end) touches
+    but does not cover whole: at most the first and the last."""
+    out = []
+    for lo in (start - start % span, (end - 1) - (end - 1) % span):
+        if (lo < start or lo + span > end) and lo not in out:
+            out.append(lo)
+    return out
+
+
+def neighbours(entry, entries):
+    """{neighbour_slots, neighbour_pte_spans}: how many of the 1 GiB slots
+    (PMD-page level) and of the 2 MiB spans (PTE-page level) that `entry`
+    covers only in part also hold part of another mapping of `entries`
+    (the same maps file).  The page-table page of such a slot or span is
+    there for the other mapping whether or not `entry` is (a process's
+    libraries, locale files, vdso, other segments and anonymous memory
+    sit next to a mapping the kernel placed top-down), so `entry` does not
+    add it.  A slot or span `entry` covers whole holds nothing else; a
+    mapping that ends where the slot begins (or begins where it ends) is
+    not in it; a mapping without access (---p: a guard or reserved range)
+    maps no page and so needs no page-table page: not counted."""
+    start, end = entry["start"], entry["end"]
+    others = [(e["start"], e["end"]) for e in entries
+              if e is not entry and e["perms"][:3] != "---"
+              and (e["start"], e["end"]) != (start, end)]
+    out = {}
+    for key, span in (("neighbour_slots", SLOT),
+                      ("neighbour_pte_spans", PTE_SPAN)):
+        out[key] = sum(1 for lo in _edge_ranges(start, end, span)
+                       if any(s < lo + span and e > lo for s, e in others))
+    return out
+
+
 def kernel_page_size(smaps_text, start):
     """KernelPageSize (bytes) of the smaps entry starting at `start`."""
     inside = False
@@ -67,11 +101,12 @@ def kernel_page_size(smaps_text, start):
     return None
 
 
-def describe(entry, page_size):
-    """The mapping as the result records it."""
+def describe(entry, page_size, entries=None):
+    """The mapping as the result records it; with `entries` (every mapping
+    of the same maps file) also its neighbours (neighbours())."""
     size = entry["end"] - entry["start"]
     total, full = slots(entry["start"], size)
-    return {
+    out = {
         "address": "0x%x" % entry["start"],
         "end": "0x%x" % entry["end"],
         "size": size,
@@ -84,3 +119,6 @@ def describe(entry, page_size):
         "slot_offset": entry["start"] % SLOT,
         "pte_spans": slots(entry["start"], size, PTE_SPAN)[0],
     }
+    if entries is not None:
+        out.update(neighbours(entry, entries))
+    return out
