@@ -219,8 +219,10 @@ def experiment(args, doc, cl):
     stride = STRIDE.get(mode, maps.PTE_SPAN)
     for n in args.clients:
         level = {"clients": n,
-                 "model": model.per_backend(page, entry["start"],
-                                            entry["size"], n)
+                 "model": model.per_backend(
+                     page, entry["start"], entry["size"], n,
+                     doc["mapping"]["neighbour_slots"],
+                     doc["mapping"]["neighbour_pte_spans"])
                  if mode else None}
         doc["levels"].append(level)
         say(args, "%d clients: hold, connect and warm" % n)

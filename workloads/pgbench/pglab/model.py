@@ -11,6 +11,12 @@ backend its own PMD page.  4 KiB pages (huge_pages=off, shmem) cost one
 PTE page per 2 MiB range touched plus one PMD page per slot.  1 GiB pages
 are mapped at the PUD level: no PMD or PTE page.  The figures assume every
 backend faulted the whole mapping (the experiment's warm phase makes sure).
+
+A partial slot or 2 MiB span that also holds another mapping of the
+postmaster (libraries, locale files, other segments mapped directly above
+the segment: mmap grows down) has its page-table page in every backend
+with or without the segment: marginal_per_backend_bytes leaves those out
+(maps.neighbours()).
 """
 from .maps import GIB, MIB, KIB, PTE_SPAN, slots
 
@@ -22,9 +28,11 @@ def mode_of(page_size):
     return {4 * KIB: "4k", 2 * MIB: "2m", GIB: "1g"}.get(page_size)
 
 
-def per_backend(page_size, start, size, backends):
+def per_backend(page_size, start, size, backends, neighbour_slots=0,
+                neighbour_pte_spans=0):
     """Model figures for `backends` processes mapping [start, start+size)
-    faulted whole, with page size `page_size` (bytes)."""
+    faulted whole, with page size `page_size` (bytes); the neighbour
+    counts (maps.neighbours()) give marginal_per_backend_bytes."""
     mode = mode_of(page_size)
     if mode is None:
         raise ValueError("unknown page size %r" % page_size)
@@ -41,6 +49,9 @@ def per_backend(page_size, start, size, backends):
     else:
         own_pmd, own_pte, shared = 0, 0, 0
     per = (own_pmd + own_pte) * PT_PAGE
+    # page-table pages the backend has anyway for its other mappings
+    there = {"4k": neighbour_slots + neighbour_pte_spans,
+             "2m": neighbour_slots}.get(mode, 0)
     return {
         "mode": mode,
         "backends": backends,
@@ -51,6 +62,10 @@ def per_backend(page_size, start, size, backends):
         "pte_pages_per_backend": own_pte,
         "shared_pmd_pages": shared,
         "per_backend_bytes": per,
+        # what the mapping adds to a backend's page tables: per_backend
+        # less the pages of partial slots and spans it shares with the
+        # backend's other mappings
+        "marginal_per_backend_bytes": max(0, per - there * PT_PAGE),
         "expected_bytes": per * backends + shared * PT_PAGE,
         "sharing": shared > 0,
         # PMD pages a backend finds present at its first fault in a full

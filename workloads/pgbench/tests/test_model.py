@@ -45,6 +45,34 @@ class Model(unittest.TestCase):
         self.assertEqual(m["per_backend_bytes"], 0)
         self.assertEqual(m["expected_bytes"], 0)
 
+    def test_marginal_leaves_out_slots_shared_with_other_mappings(self):
+        # the guest run's 980 MiB at 0x7f3aa8600000: 2 partial slots, the
+        # top one holding the postmaster's libraries
+        m = model.per_backend(2 * MIB, 0x7f3aa8600000, 980 * MIB, 100, 1, 0)
+        self.assertEqual(m["per_backend_bytes"], 8 * KIB)
+        self.assertEqual(m["marginal_per_backend_bytes"], 4 * KIB)
+        # nothing near: the whole model
+        m = model.per_backend(2 * MIB, 0x7f3aa8600000, 980 * MIB, 100)
+        self.assertEqual(m["marginal_per_backend_bytes"], 8 * KIB)
+        # 2 MiB pages have no PTE page: edge spans do not matter
+        m = model.per_backend(2 * MIB, 0x7f3aa8600000, 980 * MIB, 100, 1, 2)
+        self.assertEqual(m["marginal_per_backend_bytes"], 4 * KIB)
+
+    def test_marginal_4k_leaves_out_slots_and_spans(self):
+        # 298 MiB at 0x7f463add2000: 2 slots + 150 spans; libraries in the
+        # top slot and span, something else in the bottom slot
+        m = model.per_backend(4 * KIB, 0x7f463add2000, 298 * MIB, 20, 2, 1)
+        self.assertEqual(m["per_backend_bytes"], 152 * 4 * KIB)
+        self.assertEqual(m["marginal_per_backend_bytes"], 149 * 4 * KIB)
+
+    def test_marginal_1g_and_floor(self):
+        m = model.per_backend(GIB, 0, 3 * GIB, 10, 1, 1)
+        self.assertEqual(m["marginal_per_backend_bytes"], 0)
+        # never below nothing (counts that do not fit the mapping)
+        m = model.per_backend(2 * MIB, 2 * MIB, 2 * MIB, 10, 3, 0)
+        self.assertEqual(m["per_backend_bytes"], 4 * KIB)
+        self.assertEqual(m["marginal_per_backend_bytes"], 0)
+
     def test_unknown_page_size(self):
         with self.assertRaises(ValueError):
             model.per_backend(64 * KIB, 0, GIB, 2)
