@@ -54,16 +54,17 @@ def mode_of(config):
     return None
 
 
-def slots(size, offset=0):
-    """(total, full) 1 GiB slots touched by [offset, offset + size)."""
+def slots(size, offset=0, span=PMD_SPAN):
+    """(total, full) 1 GiB slots (or `span`-aligned ranges) touched by
+    [offset, offset + size)."""
     if size <= 0:
         return 0, 0
     start, end = offset, offset + size
-    first = start // PMD_SPAN
-    last = (end - 1) // PMD_SPAN
+    first = start // span
+    last = (end - 1) // span
     total = last - first + 1
-    full_first = -(-start // PMD_SPAN)          # ceil
-    full_last = end // PMD_SPAN                 # exclusive
+    full_first = -(-start // span)              # ceil
+    full_last = end // span                     # exclusive
     full = max(0, full_last - full_first)
     return total, full
 
@@ -107,7 +108,10 @@ class Expectation:
             size, offset_of(mode) if address is None else address)
         self.pud_pages = pud_pages(size, address)
         if mode == "4k":
-            pte = math.ceil(size / PTE_SPAN)
+            # 2 MiB ranges touched at the address (lib/model.c's spans()):
+            # a mapping not 2 MiB-aligned (PostgreSQL's shmem) may touch
+            # one more than its size in 2 MiB
+            pte = slots(size, address or 0, PTE_SPAN)[0]
             self.marginal_pages = pte + self.slots
             self.first_pages = self.marginal_pages
         elif mode in ("2m-aligned", "2m-skewed"):

@@ -21,6 +21,18 @@ def test_4k_pages_cost_pte_pages_plus_pmd_pages():
     assert not e.sharing
 
 
+def test_4k_pte_pages_are_the_2m_ranges_touched_at_the_address():
+    # PostgreSQL's 298 MiB of shmem at 0x7f463add2000: 150 ranges (149 x
+    # 2 MiB of size, both edges partial) and 2 slots, as lib/model.c
+    e = model.Expectation("4k", 298 * MiB, 2, address=0x7f463add2000)
+    assert e.marginal_pages == 150 + 2
+    # 2 MiB-aligned, or no address: the size in 2 MiB
+    assert model.Expectation("4k", 298 * MiB, 2,
+                             address=0x7f4640000000).marginal_pages == 149 + 1
+    assert model.Expectation("4k", 298 * MiB, 2).marginal_pages == 149 + 1
+    assert model.slots(4 * MiB, 4096, 2 * MiB) == (3, 1)
+
+
 def test_2m_aligned_shares_after_first_process():
     e = model.Expectation("2m-aligned", 4 * GiB, 100)
     assert e.sharing
