@@ -12,6 +12,13 @@ Per client level of every pgbench result:
   the 1 GiB-page run of the same guest at the same count (whose mapping
   costs no page-table page), so that mapping = measured - baseline can be
   set against the model;
+- own: the model less the page-table pages of the partial slots (and, with
+  4 KiB pages, the 2 MiB spans at the mapping's edges) that also hold the
+  postmaster's other mappings (libraries, locale files, other segments:
+  mmap grows down, so they sit directly above the segment), from the
+  result's mapping.neighbour_slots / neighbour_pte_spans: every backend has
+  those pages with or without the segment, the baseline included, so
+  mapping is set against `own` when the result has the fields;
 - shmdb: pagetables_per_session of the same guest's or run's shmdb results
   with the same page size at the same count (shmdb's figure excludes each
   session's own page tables: its `before` is taken after the fork).
@@ -32,6 +39,32 @@ def mapping_model(page_size, address, size):
         return None
     exp = model.Expectation(mode, size, 2, address=address)
     return exp.marginal_pages * model.PT_PAGE
+
+
+def _int(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def partial_spans(address, size, span):
+    """How many `span`-aligned ranges [address, address + size) touches
+    but does not cover whole (0, 1 or 2: its edges)."""
+    if address is None or not size or size <= 0:
+        return 0
+    end = address + size
+    edges = {address - address % span, (end - 1) - (end - 1) % span}
+    return sum(1 for lo in edges if lo < address or lo + span > end)
+
+
+def shared_pages(mode, mp):
+    """Page-table pages of the mapping's partial slots and edge spans that
+    also hold other mappings of the postmaster (mapping.neighbour_slots,
+    neighbour_pte_spans), which a backend has without the mapping too;
+    None for a result without the fields."""
+    slots_n = _int(mp.get("neighbour_slots"))
+    spans_n = _int(mp.get("neighbour_pte_spans"))
+    if slots_n is None or spans_n is None:
+        return None
+    return {"4k": slots_n + spans_n, "2m-aligned": slots_n}.get(mode, 0)
 
 
 def _shmdb_by_count(run):
@@ -72,10 +105,17 @@ def level_rows(run):
             n = lvl.get("clients")
             per = hold.get("per_backend") or {}
             warm_vm = hold.get("vmstat_warm") or {}
+            mode = PAGE_MODES.get(page)
+            full_model = mapping_model(page, model.address_of(mp),
+                                       mp.get("size"))
+            shared = shared_pages(mode, mp)
+            own = (max(0, full_model - shared * model.PT_PAGE)
+                   if full_model is not None and shared is not None
+                   else None)
             rows.append({
                 "guest": r.guest, "experiment": r.name,
                 "huge_pages": r.config.get("huge_pages"),
-                "page_size": page, "mode": PAGE_MODES.get(page),
+                "page_size": page, "mode": mode,
                 "shared_buffers": r.config.get("shared_buffers"),
                 "address": mp.get("address"), "size": mp.get("size"),
                 "slots": mp.get("slots"), "full_slots": mp.get("full_slots"),
@@ -87,8 +127,14 @@ def level_rows(run):
                 .get("mean"),
                 "memory_per_backend": (hold.get("memory") or {})
                 .get("per_backend"),
-                "model": mapping_model(page, model.address_of(mp),
-                                       mp.get("size")),
+                "model": full_model,
+                "neighbour_slots": _int(mp.get("neighbour_slots")),
+                "neighbour_pte_spans": _int(mp.get("neighbour_pte_spans")),
+                "partial_pte_spans": partial_spans(
+                    model.address_of(mp), mp.get("size"), model.PTE_SPAN),
+                # the model less what the baseline has anyway (None for a
+                # result without the neighbour fields)
+                "model_own": own,
                 "pmd_share": _counter(warm_vm, "htlb_pmd_share"),
                 "pmd_unshare": _counter(warm_vm, "htlb_pmd_unshare"),
                 "pmd_backout": _counter(warm_vm, "htlb_pmd_share_backout"),
@@ -109,9 +155,16 @@ def with_baseline(rows):
         r["baseline"] = b
         ok = isinstance(r["measured"], (int, float)) and b is not None
         r["mapping_measured"] = r["measured"] - b if ok else None
-        r["unexplained"] = (r["mapping_measured"] - r["model"]
-                            if ok and r["model"] is not None else None)
+        cmp = compared_model(r)
+        r["unexplained"] = (r["mapping_measured"] - cmp
+                            if ok and cmp is not None else None)
     return rows
+
+
+def compared_model(r):
+    """The model `mapping` is set against: the segment's own cost when the
+    result says which slots it shares, else the whole model."""
+    return r["model_own"] if r.get("model_own") is not None else r["model"]
 
 
 def with_shmdb(rows, run):
@@ -119,6 +172,68 @@ def with_shmdb(rows, run):
     for r in rows:
         r["shmdb"] = by.get((r["page_size"], r["backends"]), [])
     return rows
+
+
+# measured - baseline - model within this of a whole number of page-table
+# pages is taken as those pages (measured is an average over backends)
+WHOLE_PAGES_SLACK = model.PT_PAGE / 4
+
+
+def _plural(n, one, many):
+    return one if n == 1 else many
+
+
+def _neighbours_sentence(r):
+    """What the neighbour counts take off the model, for a result that has
+    them."""
+    ns, nps = r["neighbour_slots"], r["neighbour_pte_spans"]
+    part = (r["slots"] or 0) - (r["full_slots"] or 0)
+    kinds = []
+    held = []
+    if ns:
+        held.append("%d of the %d partial 1 GiB slots" % (ns, part))
+        kinds.append("PMD")
+    if r["mode"] == "4k" and nps:
+        held.append("%d of the %d partial 2 MiB spans at its edges"
+                    % (nps, r["partial_pte_spans"]))
+        kinds.append("PTE")
+    if not held:
+        where = ("partial slots" if r["mode"] == "2m-aligned"
+                 else "partial slots or edge 2 MiB spans")
+        return ("no other mapping of the postmaster lies in the segment's "
+                "%s: the model is the segment's own cost" % where)
+    many = ns + (nps if r["mode"] == "4k" else 0) > 1
+    return ("%s also %s the postmaster's other mappings (libraries, locale "
+            "files, other segments mapped next to the segment), so %s %s "
+            "%s in the baseline too: the segment's own cost is %s"
+            % (" and ".join(held), "hold" if many else "holds",
+               "their" if many else "its", " and ".join(kinds),
+               "pages are" if many else "page is",
+               model.human_bytes(r["model_own"])))
+
+
+def _whole_pages_sentence(r):
+    """For a result without the neighbour counts: measured - baseline -
+    model short by about whole page-table pages, no more than the
+    mapping's edges could share, is what neighbours would take off."""
+    u = r.get("unexplained")
+    if u is None or u >= 0 or r["mode"] not in ("2m-aligned", "4k"):
+        return None
+    pages = round(-u / model.PT_PAGE)
+    edges = (r["slots"] or 0) - (r["full_slots"] or 0)
+    if r["mode"] == "4k":
+        edges += r["partial_pte_spans"]
+    if pages < 1 or pages > edges or \
+            abs(u + pages * model.PT_PAGE) > WHOLE_PAGES_SLACK:
+        return None
+    return ("that is about %d page-table %s short of the model: the %s at "
+            "the segment's edges may also hold the backend's other mappings "
+            "(libraries mapped next to the segment), whose page-table pages "
+            "the baseline already counts (this result does not record "
+            "mapping.neighbour_slots to tell)"
+            % (pages, _plural(pages, "page", "pages"),
+               "slots" if r["mode"] == "2m-aligned"
+               else "1 GiB slots and 2 MiB spans"))
 
 
 def explain(r):
@@ -142,6 +257,10 @@ def explain(r):
         out.append("1 GiB pages are mapped at the PUD level: the mapping "
                    "costs no page-table page, so this row is the "
                    "backends' own baseline")
+    own = r.get("model_own") is not None and r["mode"] != "1g"
+    if own:
+        out.append(_neighbours_sentence(r))
+    cmp = "the segment's own cost" if own else "model"
     if r.get("baseline") is not None and r["mode"] != "1g":
         out.append("a PostgreSQL backend's own page tables (%s at this "
                    "count, measured with 1 GiB pages) are in its figure; "
@@ -149,13 +268,17 @@ def explain(r):
                    % model.human_bytes(r["baseline"]))
     elif (r["mode"] != "1g" and r.get("model") is not None
           and isinstance(r.get("measured"), (int, float))):
-        out.append("measured - model = %s per backend: the backends' own "
+        out.append("measured - %s = %s per backend: the backends' own "
                    "page tables and whatever the model does not explain "
                    "(no 1 GiB-page run at this count to tell them apart)"
-                   % model.human_bytes(r["measured"] - r["model"]))
+                   % (cmp, model.human_bytes(
+                       r["measured"] - compared_model(r))))
     if r.get("unexplained") is not None and r["mode"] != "1g":
-        out.append("measured - baseline - model = %s per backend"
-                   % model.human_bytes(r["unexplained"]))
+        out.append("measured - baseline - %s = %s per backend"
+                   % (cmp, model.human_bytes(r["unexplained"])))
+        whole = None if own else _whole_pages_sentence(r)
+        if whole:
+            out.append(whole)
     return out
 
 

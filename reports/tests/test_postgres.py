@@ -6,9 +6,12 @@ from hugelab_report import model, postgres, render, rundir
 KiB, MiB, GiB = model.KiB, model.MiB, model.GiB
 
 
-def pg_doc(page, address, size, levels, status="ok", failures=()):
+def pg_doc(page, address, size, levels, status="ok", failures=(),
+           neighbours=None):
     """A hugelab.pgbench/1 document with one hold per (clients, total
-    bytes per backend) and one select-only run each."""
+    bytes per backend) and one select-only run each; `neighbours`
+    (neighbour_slots, neighbour_pte_spans) of the mapping, or none (a
+    result from before the fields)."""
     full = model.slots(size, address)
     out = []
     for n, per in levels:
@@ -31,15 +34,19 @@ def pg_doc(page, address, size, levels, status="ok", failures=()):
                       "pagetables_max": 5 * MiB,
                       "vmstat_delta": {"htlb_pmd_share": 3,
                                        "htlb_pmd_unshare": 2}}]})
-    return {"schema": "hugelab.pgbench/1", "program": "pgbench",
-            "status": status, "failures": list(failures),
-            "config": {"huge_pages": "off" if page == 4096 else "on",
-                       "shared_buffers": size - 64 * MiB},
-            "postgres": {"version": "postgres (PostgreSQL) 15.18"},
-            "mapping": {"address": "0x%x" % address, "size": size,
-                        "page_size": page, "slots": full[0],
-                        "full_slots": full[1]} if levels else None,
-            "levels": out}
+    doc = {"schema": "hugelab.pgbench/1", "program": "pgbench",
+           "status": status, "failures": list(failures),
+           "config": {"huge_pages": "off" if page == 4096 else "on",
+                      "shared_buffers": size - 64 * MiB},
+           "postgres": {"version": "postgres (PostgreSQL) 15.18"},
+           "mapping": {"address": "0x%x" % address, "size": size,
+                       "page_size": page, "slots": full[0],
+                       "full_slots": full[1]} if levels else None,
+           "levels": out}
+    if neighbours is not None and doc["mapping"]:
+        doc["mapping"]["neighbour_slots"] = neighbours[0]
+        doc["mapping"]["neighbour_pte_spans"] = neighbours[1]
+    return doc
 
 
 def shmdb_doc(placement, n, per):
@@ -174,7 +181,128 @@ def test_render_puts_model_and_shmdb_beside_postgres():
     row = [r for r in table["rows"] if r[1] == "pg-2m"][0]
     assert row[5] == "150 KiB" and row[6] == "141 KiB"
     assert row[7] == "9.00 KiB" and row[8] == "8.00 KiB"
-    assert "skewed 1.00 GiB shared: 8.00 KiB" in row[10]
+    assert row[9] == "n/a"         # no neighbour fields: no own model
+    assert "skewed 1.00 GiB shared: 8.00 KiB" in row[11]
+
+
+# The guest run (PostgreSQL 15.20, patched 6.1): 980 MiB of 2 MiB pages at
+# 0x7f3aa8600000, two partial slots, the postmaster's libraries directly
+# above it in the top one; 298 MiB of 4 KiB pages at 0x7f463add2000
+# (2 partial slots, 150 2 MiB spans of which the 2 at the edges partial).
+ADDR_G2M, SIZE_G2M = 0x7f3aa8600000, 980 * MiB
+ADDR_G4K, SIZE_G4K = 0x7f463add2000, 298 * MiB
+
+
+def guest_run(n2m=None, n4k=None, per2m=145 * KiB, per4k=741 * KiB):
+    """The guest's 2 MiB, 4 KiB and 1 GiB results at 100 backends, with
+    the given neighbour fields (None: a result before them)."""
+    return make_run([
+        ("pg-2m", pg_doc(2 * MiB, ADDR_G2M, SIZE_G2M, [(100, per2m)],
+                         neighbours=n2m)),
+        ("pg-off", pg_doc(4096, ADDR_G4K, SIZE_G4K, [(100, per4k)],
+                          neighbours=n4k)),
+        ("pg-1g", pg_doc(GiB, ADDR_1G, SIZE_1G, [(100, 141 * KiB)],
+                         neighbours=(0, 0)))])
+
+
+def rows_of(run):
+    return {r["experiment"]: r for r in postgres.analyse(run)["levels"]}
+
+
+def test_partial_spans():
+    assert postgres.partial_spans(ADDR_G4K, SIZE_G4K, 2 * MiB) == 2
+    assert postgres.partial_spans(ADDR_G2M, SIZE_G2M, 2 * MiB) == 0
+    assert postgres.partial_spans(ADDR_G2M, SIZE_G2M, GiB) == 2
+    assert postgres.partial_spans(4096, 4096, 2 * MiB) == 1
+    assert postgres.partial_spans(0, 2 * GiB, GiB) == 0
+    assert postgres.partial_spans(None, GiB, GiB) == 0
+
+
+def test_neighbours_give_the_segments_own_cost():
+    # measured - baseline = 4 KiB: the model's 8 KiB less the top slot's
+    # PMD page, which the libraries need anyway
+    r = rows_of(guest_run(n2m=(1, 0), n4k=(1, 1),
+                          per4k=141 * KiB + 150 * 4 * KiB))
+    g = r["pg-2m"]
+    assert (g["neighbour_slots"], g["neighbour_pte_spans"]) == (1, 0)
+    assert g["model"] == 8 * KiB and g["model_own"] == 4 * KiB
+    assert g["mapping_measured"] == 4 * KiB and g["unexplained"] == 0
+    text = "; ".join(g["explanation"])
+    assert ("1 of the 2 partial 1 GiB slots also holds the postmaster's "
+            "other mappings" in text)
+    assert ("so its PMD page is in the baseline too: the segment's own "
+            "cost is 4.00 KiB" in text)
+    assert ("measured - baseline - the segment's own cost = 0 B per "
+            "backend" in text)
+    assert "does not record" not in text
+    # 4 KiB: 2 PMD + 150 PTE pages, the top slot's and top span's shared
+    o = r["pg-off"]
+    assert o["model"] == 152 * 4 * KiB and o["model_own"] == 150 * 4 * KiB
+    assert o["unexplained"] == 0
+    text = "; ".join(o["explanation"])
+    assert ("1 of the 2 partial 1 GiB slots and 1 of the 2 partial 2 MiB "
+            "spans at its edges also hold the postmaster's other mappings"
+            in text)
+    assert "so their PMD and PTE pages are in the baseline too" in text
+    # 1 GiB pages: nothing to take off, no sentence about it
+    assert r["pg-1g"]["model_own"] == 0
+    assert not any("other mappings" in e for e in r["pg-1g"]["explanation"])
+
+
+def test_2m_edge_spans_do_not_count_and_the_floor():
+    # a 2 MiB-page mapping has no PTE page: only the slots count
+    r = rows_of(guest_run(n2m=(2, 1)))["pg-2m"]
+    assert r["model_own"] == 0
+    assert "2 of the 2 partial 1 GiB slots also hold" in \
+        "; ".join(r["explanation"])
+    assert "spans" not in r["explanation"][1]
+
+
+def test_no_neighbours_the_model_is_the_own_cost():
+    r = rows_of(guest_run(n2m=(0, 0), per2m=149 * KiB))["pg-2m"]
+    assert r["model_own"] == r["model"] == 8 * KiB
+    assert r["unexplained"] == 0
+    assert any("no other mapping of the postmaster lies in the segment's "
+               "partial slots: the model is the segment's own cost" in e
+               for e in r["explanation"])
+
+
+def test_older_results_short_by_whole_pages_are_explained():
+    # the guest run's figures, without the neighbour fields: 3.6 KiB and
+    # -12 KiB against the model
+    per2m = 141 * KiB + 3.6 * KiB
+    per4k = 141 * KiB + 152 * 4 * KiB - 12 * KiB
+    r = rows_of(guest_run(per2m=per2m, per4k=per4k))
+    g, o = r["pg-2m"], r["pg-off"]
+    assert g["model_own"] is None and g["neighbour_slots"] is None
+    assert abs(g["unexplained"] + 4.4 * KiB) < 1e-6
+    text = "; ".join(g["explanation"])
+    assert "measured - baseline - model = -4.40 KiB per backend" in text
+    assert ("that is about 1 page-table page short of the model: the slots "
+            "at the segment's edges may also hold the backend's other "
+            "mappings (libraries mapped next to the segment), whose "
+            "page-table pages the baseline already counts" in text)
+    text = "; ".join(o["explanation"])
+    assert ("about 3 page-table pages short of the model: the 1 GiB slots "
+            "and 2 MiB spans at the segment's edges" in text)
+
+
+def test_older_results_not_short_by_whole_edge_pages():
+    for per2m in (141 * KiB + 6 * KiB,      # -2 KiB: half a page
+                  141 * KiB + 9 * KiB,      # more than the model
+                  141 * KiB - 4 * KiB):     # 3 pages: more than 2 edges
+        g = rows_of(guest_run(per2m=per2m))["pg-2m"]
+        assert not any("short of the model" in e
+                       for e in g["explanation"]), (per2m, g["explanation"])
+
+
+def test_render_shows_the_own_model():
+    run = guest_run(n2m=(1, 0), n4k=(1, 1))
+    secs = render.postgres_sections(postgres.analyse(run))
+    table = [b for b in secs[0].blocks if b["kind"] == "table"][0]
+    assert table["headers"][8:10] == ["model", "own"]
+    row = [r for r in table["rows"] if r[1] == "pg-2m"][0]
+    assert row[8] == "8.00 KiB" and row[9] == "4.00 KiB"
 
 
 def test_no_section_without_pgbench():
