@@ -66,10 +66,17 @@ def counter_keys(vmstat):
 
 
 def measured_delta(res):
+    """PageTables attached - before, or None when the run never had every
+    session attached: its `attached` is null, or 0 in results written
+    before shmdb said so (PageTables is never 0 in a running system), and
+    such a run's delta of 0 is no measurement."""
+    pt = res.get("pagetables") or {}
+    if "attached" in pt and not (isinstance(pt["attached"], int) and
+                                 pt["attached"] > 0):
+        return None
     d = res.get("pagetables_delta")
     if isinstance(d, (int, float)):
         return d
-    pt = res.get("pagetables") or {}
     if isinstance(pt.get("attached"), int) and isinstance(pt.get("before"),
                                                           int):
         return pt["attached"] - pt["before"]

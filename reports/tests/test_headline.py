@@ -137,3 +137,23 @@ def test_report_order_headline_first_provenance_last(proof, tmp_path):
         assert i == sorted(i), f
         assert "Survival (CCDF)" in text
         assert '{"' not in text.split("Provenance")[-1], "JSON dump"
+
+
+def test_sharing_claim_names_the_pair_that_failed():
+    """The evidence of a refuted sharing claim shows the failing pair
+    first (run 20261205T140410Z showed three passing pairs under
+    REFUTED), and how many pairs passed."""
+    def check(pair, status, got):
+        return {"suite": "savings", "status": status,
+                "name": "hl/%s-aligned vs %s-skewed sharing saves 4 KiB per "
+                "PMD page" % (pair, pair),
+                "message": "measured %d bytes per PMD page" % got}
+    checks = [check("s%d" % i, "pass", 4096) for i in range(4)]
+    checks.append(check("s9", "fail", 2000))
+    an = {"savings": {"pmd_page_estimates": {}},
+          "latency": {"ratios": []}, "checks": checks}
+    c = claim({"claims": headline_mod.claims(an, [])}, "share its PMD")
+    assert c["verdict"] == "refuted"
+    assert c["evidence"].startswith("4 of 5 pairs within tolerance: "
+                                    "hl/s9-aligned vs s9-skewed: measured "
+                                    "2000")

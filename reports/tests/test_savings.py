@@ -148,3 +148,22 @@ def test_sweep_fits_recover_the_model(tmp_path):
     (est,) = an["pmd_page_estimates"].values()
     assert est["method"] == "fit"
     assert est["bytes_per_pmd_page"] == pytest.approx(4096, rel=0.1)
+
+
+@pytest.mark.parametrize("attached", [0, None])
+def test_run_that_never_attached_is_no_measurement(smoke, attached):
+    """A run whose fork failed before every session attached wrote
+    attached 0 (before shmdb wrote null) and a delta of 0: no page-table
+    figure, not a 'measured 0' that fails the model and the pair check."""
+    rs = results(smoke)
+    al = rs["2m-aligned"]
+    al.doc["status"] = "fail"
+    al.doc["pagetables"]["attached"] = attached
+    al.doc["pagetables_delta"] = 0 if attached == 0 else None
+    dump_json(al.path, al.doc)
+    an, checks = analyse(smoke)
+    assert not [r for r in an["rows"] if r["experiment"] == al.name]
+    name = "%s/%s pagetables within model" % (al.guest, al.name)
+    assert name not in checks
+    assert not sharing_checks(checks)
+    assert not [c for c in checks.values() if c["status"] == "fail"]

@@ -398,11 +398,21 @@ int main(int argc, char **argv)
 	json_key(&j, "pagetables");
 	json_obj_begin(&j);
 	json_kv_uint(&j, "before", pt_before);
-	json_kv_uint(&j, "attached", pt_attached);
-	json_obj_end(&j);
-	json_kv_int(&j, "pagetables_delta", (int64_t)pt_attached - (int64_t)pt_before);
-	json_kv_double(&j, "pagetables_per_session",
-		       ((double)pt_attached - (double)pt_before) / (double)c.sessions);
+	/* 0: not every process attached (PageTables is never 0) */
+	if (pt_attached && pt_before) {
+		json_kv_uint(&j, "attached", pt_attached);
+		json_obj_end(&j);
+		json_kv_int(&j, "pagetables_delta",
+			    (int64_t)pt_attached - (int64_t)pt_before);
+		json_kv_double(&j, "pagetables_per_session",
+			       ((double)pt_attached - (double)pt_before) /
+			       (double)c.sessions);
+	} else {
+		json_kv_null(&j, "attached");
+		json_obj_end(&j);
+		json_kv_null(&j, "pagetables_delta");
+		json_kv_null(&j, "pagetables_per_session");
+	}
 	json_key(&j, "model");
 	json_obj_begin(&j);
 	json_kv_uint(&j, "memory_bytes", model.memory_bytes);

@@ -67,13 +67,25 @@ bool report_json(FILE *f, const struct cfg *c, const struct seg *s,
 	json_obj_begin(&j);
 	json_kv_uint(&j, "start", r->pt_start);
 	json_kv_uint(&j, "before", r->pt_before);
-	json_kv_uint(&j, "attached", r->pt_attached);
+	/* 0: the run never got every session attached (PageTables is never 0) */
+	bool attached = r->pt_attached && r->pt_before;
+
+	if (attached)
+		json_kv_uint(&j, "attached", r->pt_attached);
+	else
+		json_kv_null(&j, "attached");
 	json_kv_uint(&j, "teardown", r->pt_teardown);
 	json_obj_end(&j);
 	int64_t delta = (int64_t)r->pt_attached - (int64_t)r->pt_before;
 
-	json_kv_int(&j, "pagetables_delta", delta);
-	json_kv_double(&j, "pagetables_per_session", (double)delta / (double)c->sessions);
+	if (attached) {
+		json_kv_int(&j, "pagetables_delta", delta);
+		json_kv_double(&j, "pagetables_per_session",
+			       (double)delta / (double)c->sessions);
+	} else {
+		json_kv_null(&j, "pagetables_delta");
+		json_kv_null(&j, "pagetables_per_session");
+	}
 
 	json_key(&j, "model");
 	json_obj_begin(&j);
@@ -91,8 +103,12 @@ bool report_json(FILE *f, const struct cfg *c, const struct seg *s,
 	json_kv_uint(&j, "full_slots", r->model.full_slots);
 	json_kv_uint(&j, "shared_slots", r->model.shared_slots);
 	json_kv_bool(&j, "sharing", r->model.sharing);
-	json_kv_double(&j, "excess_per_session_bytes",
-		       ((double)delta - (double)r->model.expected_bytes) / (double)c->sessions);
+	if (attached)
+		json_kv_double(&j, "excess_per_session_bytes",
+			       ((double)delta - (double)r->model.expected_bytes) /
+			       (double)c->sessions);
+	else
+		json_kv_null(&j, "excess_per_session_bytes");
 	json_obj_end(&j);
 
 	/*
