@@ -150,9 +150,12 @@ def with_baseline(rows):
     same count) and the mapping's measured share."""
     base = {(r["guest"], r["backends"]): r["measured"] for r in rows
             if r["mode"] == "1g" and isinstance(r["measured"], (int, float))}
+    base_vmpte = {(r["guest"], r["backends"]): r["vmpte_warm"] for r in rows
+                  if r["mode"] == "1g"}
     for r in rows:
         b = base.get((r["guest"], r["backends"]))
         r["baseline"] = b
+        r["baseline_vmpte"] = base_vmpte.get((r["guest"], r["backends"]))
         ok = isinstance(r["measured"], (int, float)) and b is not None
         r["mapping_measured"] = r["measured"] - b if ok else None
         cmp = compared_model(r)
@@ -279,7 +282,30 @@ def explain(r):
         whole = None if own else _whole_pages_sentence(r)
         if whole:
             out.append(whole)
+        elif own and abs(r["unexplained"]) > WHOLE_PAGES_SLACK:
+            out.append(_layout_sentence(r))
     return out
+
+
+def _layout_sentence(r):
+    """measured - baseline - own cost away from 0 by page-table pages: the
+    baseline is another cluster's address layout."""
+    pages = r["unexplained"] / model.PT_PAGE
+    s = ("that is %s page-table pages per backend %s the model; the "
+         "baseline comes from another cluster (1 GiB pages), and where a "
+         "backend's other mappings (heap, libraries, dynamic shared memory) "
+         "fall against 1 GiB slots and 2 MiB spans differs between "
+         "clusters, which moves its own page tables by whole pages either "
+         "way (the result records the postmaster's maps, not a backend's, "
+         "so this is the likely cause, not a measured one)"
+         % (model.sig3(abs(pages)), "over" if pages > 0 else "under"))
+    if r.get("vmpte_warm") and r.get("baseline_vmpte"):
+        s += ("; VmPTE of a warm backend: %s here, %s in the baseline "
+              "(VmPTE also counts every shared PMD page for each sharer, "
+              "and PUD pages that this kernel's PageTables leaves out)"
+              % (model.human_bytes(r["vmpte_warm"]),
+                 model.human_bytes(r["baseline_vmpte"])))
+    return s
 
 
 def run_rows(run):

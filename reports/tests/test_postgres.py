@@ -267,6 +267,26 @@ def test_no_neighbours_the_model_is_the_own_cost():
                for e in r["explanation"])
 
 
+def test_own_cost_off_by_whole_pages_names_the_baseline_layout():
+    """inventories/pg run 20261205T183644Z: 2 MiB backends measured 2
+    pages under baseline + own cost, 4 KiB ones 1 page over; the row says
+    the 1 GiB-page baseline is another cluster's layout, with both VmPTE
+    figures, and not when the figures agree."""
+    g = rows_of(guest_run(n2m=(1, 0), per2m=141 * KiB + 4 * KiB - 8 * KiB))
+    text = "; ".join(g["pg-2m"]["explanation"])
+    assert ("that is 2.00 page-table pages per backend under the model; "
+            "the baseline comes from another cluster (1 GiB pages)" in text)
+    assert "VmPTE of a warm backend: 141 KiB here, 145 KiB in the " \
+        "baseline" in text
+    o = rows_of(guest_run(n4k=(1, 1), per4k=141 * KiB + 150 * 4 * KiB +
+                          4 * KiB))["pg-off"]
+    assert "1.00 page-table pages per backend over the model" in \
+        "; ".join(o["explanation"])
+    ok = rows_of(guest_run(n2m=(1, 0), per2m=141 * KiB + 4 * KiB + 512))
+    assert not any("another cluster" in e
+                   for e in ok["pg-2m"]["explanation"])
+
+
 def test_older_results_short_by_whole_pages_are_explained():
     # the guest run's figures, without the neighbour fields: 3.6 KiB and
     # -12 KiB against the model
