@@ -388,10 +388,29 @@ def share_check(r):
             r["pmd_share"], r["backends"], lo, hi, full, r["address"])))
 
 
+def placements(run):
+    """Where each result's pgbench tables sat in the buffer pool
+    (database.placement, absent in older results)."""
+    out = []
+    for r in run.results("pgbench"):
+        pl = (r.get("database") or {}).get("placement")
+        if not isinstance(pl, dict):
+            continue
+        per = pl.get("data_buffers_per_slot") or {}
+        out.append({"guest": r.guest, "experiment": r.name,
+                    "mode": pl.get("mode"),
+                    "filler_blocks": pl.get("filler_blocks"),
+                    "slots": sorted(int(k) for k in per),
+                    "buffers": pl.get("data_buffers"),
+                    "in_full_slots": pl.get("data_buffers_in_full_slots")})
+    return out
+
+
 def analyse(run):
     rows = with_shmdb(with_baseline(level_rows(run)), run)
     for r in rows:
         r["explanation"] = explain(r)
     return {"levels": rows, "runs": run_rows(run),
+            "placements": placements(run),
             "failures": failures(run), "versions": versions(run),
             "checks": [share_check(r) for r in rows]}

@@ -640,6 +640,18 @@ def postgres_sections(pg):
             "pgbench runs (TPS and latency from pgbench's per-transaction "
             "log over the steady window after every client connected; "
             "--connect opens a backend per transaction, its whole run)")
+    s.table(["guest", "experiment", "placement", "filler blocks",
+             "data in 1 GiB slot(s)", "data buffers", "in full slots"],
+            [[x["guest"], x["experiment"], x["mode"],
+              num(x["filler_blocks"]),
+              ", ".join(map(str, x["slots"])) or "n/a",
+              num(x["buffers"]), num(x["in_full_slots"])]
+             for x in pg.get("placements") or []],
+            "Where pgbench's tables sat in the buffer pool (pg_buffercache; "
+            "slot 0 is the segment's first 1 GiB slot): a backend that "
+            "reads them shares the PMD tables of the full slots among "
+            "them, so the runs' share / unshare counters move only when "
+            "the data is in a full slot")
     s.table(["guest", "experiment", "status", "first failure"],
             [[f["guest"], f["experiment"], f["status"], f["failure"]]
              for f in pg["failures"]], "pgbench results that did not "

@@ -328,3 +328,26 @@ def test_render_shows_the_own_model():
 def test_no_section_without_pgbench():
     run = make_run([("shmdb-skewed-100", shmdb_doc("skewed", 100, 8192.0))])
     assert render.postgres_sections(postgres.analyse(run)) == []
+
+
+def test_data_placement_is_shown_when_recorded():
+    doc = pg_doc(2 * MiB, ADDR_2M, SIZE_2M, [(100, 150 * KiB)])
+    doc["database"] = {"placement": {
+        "mode": "full-slot", "filler_blocks": 48079,
+        "data_buffers_per_slot": {"1": 3848}, "data_buffers": 3848,
+        "data_buffers_in_full_slots": 3848}}
+    old = pg_doc(2 * MiB, ADDR_2M, SIZE_2M, [(100, 150 * KiB)])
+    an = postgres.analyse(make_run([("pg-2m", doc), ("pg-old", old)]))
+    (p,) = an["placements"]
+    assert (p["experiment"], p["slots"], p["in_full_slots"]) == \
+        ("pg-2m", [1], 3848)
+    secs = render.postgres_sections(an)
+    (t,) = [b for b in secs[0].blocks if b["kind"] == "table" and
+            b["headers"][2] == "placement"]
+    assert t["rows"] == [["hl-pg", "pg-2m", "full-slot", "48079", "1",
+                          "3848", "3848"]]
+    # no placement recorded: no table
+    an = postgres.analyse(make_run([("pg-old", old)]))
+    assert an["placements"] == []
+    assert not [b for b in render.postgres_sections(an)[0].blocks
+                if b["kind"] == "table" and b["headers"][2] == "placement"]

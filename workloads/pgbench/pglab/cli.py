@@ -134,9 +134,52 @@ def versions(cl):
     return out
 
 
-def setup_db(cl, args, doc):
+PGBENCH_BUFFERS = ("SELECT b.bufferid FROM pg_buffercache b JOIN pg_class c "
+                   "ON b.relfilenode = pg_relation_filenode(c.oid) "
+                   "WHERE c.relname LIKE 'pgbench_%' "
+                   "AND b.reldatabase = (SELECT oid FROM pg_database "
+                   "WHERE datname = current_database())")
+
+
+def place_filler(cl, entry, place):
+    """--data-placement full-slot: an unlogged table of one row per 8 KiB
+    page takes the free buffers up to the first 1 GiB boundary of the
+    pool (PostgreSQL hands out free buffers in buffer-id order), so that
+    the pgbench tables loaded next sit in a full slot."""
+    off = int(cl.psql("SELECT off FROM pg_shmem_allocations "
+                      "WHERE name = 'Buffer Blocks'"))
+    blocks = maps.filler_blocks(entry["start"], off)
+    t0 = time.monotonic()
+    if blocks:
+        cl.psql("CREATE UNLOGGED TABLE hugelab_filler (pad char(7900)); "
+                "ALTER TABLE hugelab_filler ALTER COLUMN pad "
+                "SET STORAGE PLAIN; "
+                "INSERT INTO hugelab_filler SELECT '' "
+                "FROM generate_series(1, %d)" % blocks)
+    place.update(buffer_blocks_offset=off, filler_blocks=blocks,
+                 filler_s=round(time.monotonic() - t0, 3))
+    return off
+
+
+def data_slots(cl, entry, off):
+    """{slot index: buffers} of the pgbench tables' buffers, slot 0 being
+    the segment's first (partial or full) 1 GiB slot."""
+    ids = [int(x) for x in cl.psql(PGBENCH_BUFFERS).split()]
+    return {str(k): v for k, v in sorted(
+        maps.buffer_slots(entry["start"], off, ids).items())}
+
+
+def setup_db(cl, args, doc, entry):
     """pgbench -i, then every pgbench table and index into the buffer pool
-    (pg_prewarm)."""
+    (pg_prewarm); where its buffers are (pg_buffercache)."""
+    cl.psql("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
+    place = {"mode": args.data_placement}
+    if args.data_placement == "full-slot":
+        off = place_filler(cl, entry, place)
+    else:
+        off = int(cl.psql("SELECT off FROM pg_shmem_allocations "
+                          "WHERE name = 'Buffer Blocks'"))
+        place["buffer_blocks_offset"] = off
     t0 = time.monotonic()
     rc, out = cl.run([cl.bin("pgbench"), "-i", "-q", "-s", str(args.scale)])
     if rc != 0:
@@ -154,7 +197,16 @@ def setup_db(cl, args, doc):
         "prewarm_blocks": int(blocks or 0),
         "prewarm_s": round(time.monotonic() - t0, 3),
         "buffers": args.shared_buffers // 8192,
+        "placement": place,
     }
+    slots = data_slots(cl, entry, off)
+    _, full = maps.slots(entry["start"], entry["size"])
+    lo = 0 if entry["start"] % maps.SLOT == 0 else 1
+    hi = lo + full
+    place["data_buffers_per_slot"] = slots
+    place["data_buffers_in_full_slots"] = sum(
+        v for k, v in slots.items() if lo <= int(k) < hi)
+    place["data_buffers"] = sum(slots.values())
 
 
 def find_mapping(postmaster):
@@ -214,7 +266,7 @@ def experiment(args, doc, cl):
         doc["mapping"]["address"], entry["size"], page,
         doc["mapping"]["full_slots"]))
     say(args, "pgbench -i -s %d and pg_prewarm" % args.scale)
-    setup_db(cl, args, doc)
+    setup_db(cl, args, doc, entry)
     mode = model.mode_of(page)
     stride = STRIDE.get(mode, maps.PTE_SPAN)
     for n in args.clients:

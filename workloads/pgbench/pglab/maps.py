@@ -122,3 +122,25 @@ def describe(entry, page_size, entries=None):
     if entries is not None:
         out.update(neighbours(entry, entries))
     return out
+
+
+def filler_blocks(seg_start, blocks_offset, block=8192, span=SLOT):
+    """Buffers (8 KiB blocks) from the first buffer of the pool (at
+    seg_start + blocks_offset) up to the first 1 GiB boundary at or after
+    it: taking them first puts the next buffers into a full slot.  0 when
+    the pool starts on a boundary."""
+    first = seg_start + blocks_offset
+    boundary = -(-first // span) * span
+    return -(-(boundary - first) // block)
+
+
+def buffer_slots(seg_start, blocks_offset, buffer_ids, block=8192,
+                 span=SLOT):
+    """{1 GiB slot index (from the segment's first slot): buffers} for
+    PostgreSQL buffer ids (1-based, pg_buffercache's bufferid)."""
+    base = seg_start // span
+    out = {}
+    for b in buffer_ids:
+        s = (seg_start + blocks_offset + (b - 1) * block) // span - base
+        out[s] = out.get(s, 0) + 1
+    return out

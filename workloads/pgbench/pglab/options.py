@@ -113,6 +113,15 @@ def parser():
                     "--duration)")
     ap.add_argument("--scale", type=int, default=10,
                     help="pgbench -i scale factor (~15 MiB each)")
+    ap.add_argument("--data-placement", choices=("start", "full-slot"),
+                    default="start",
+                    help="where pgbench's tables go in the buffer pool: "
+                    "'start' (PostgreSQL's own order: the first free "
+                    "buffers, at the segment's start) or 'full-slot' (a "
+                    "filler table takes the buffers before the first full "
+                    "1 GiB slot, so every backend that reads the data "
+                    "shares that slot's PMD page: what a buffer pool in "
+                    "use everywhere gives, with a database that fits)")
     ap.add_argument("--threads", type=int, default=2,
                     help="pgbench -j (client threads)")
     ap.add_argument("--backend-kib", type=int, default=BACKEND_KIB,

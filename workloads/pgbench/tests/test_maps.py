@@ -223,5 +223,30 @@ class Neighbours(unittest.TestCase):
             (b + 100 * MIB + 4096, b + 100 * MIB + 8192, "---p")), (0, 0))
 
 
+class Placement(unittest.TestCase):
+    def test_filler_blocks_reach_the_next_slot(self):
+        # pool starting 370 MiB + 5 MiB into a slot: the rest of the slot
+        start = 0x7fe657200000
+        off = 5 * MIB
+        n = maps.filler_blocks(start, off)
+        first = start + off
+        self.assertLess((first + n * 8192) % GIB, 8192)
+        self.assertEqual((first + n * 8192) // GIB, first // GIB + 1)
+        # already on a boundary: nothing to fill
+        self.assertEqual(maps.filler_blocks(4 * GIB - 4096, 4096), 0)
+        # one block short of a boundary rounds up to whole blocks
+        self.assertEqual(maps.filler_blocks(GIB - 8192 - 100, 0), 2)
+
+    def test_buffer_slots_count_from_the_segments_first_slot(self):
+        start = 3 * GIB + 1000 * MIB
+        off = 8 * MIB
+        # buffer 1 is at start + off: slot 0; the first buffer past the
+        # boundary is slot 1
+        past = (4 * GIB - (start + off)) // 8192 + 1
+        got = maps.buffer_slots(start, off, [1, 2, past, past + 1, past + 200])
+        self.assertEqual(got, {0: 2, 1: 3})
+        self.assertEqual(maps.buffer_slots(start, off, []), {})
+
+
 if __name__ == "__main__":
     unittest.main()
