@@ -399,17 +399,20 @@ int main(int argc, char **argv)
 	json_obj_begin(&j);
 	json_kv_uint(&j, "before", pt_before);
 	/* 0: not every process attached (PageTables is never 0) */
-	if (pt_attached && pt_before) {
+	bool attached = pt_attached && pt_before;
+
+	if (attached)
 		json_kv_uint(&j, "attached", pt_attached);
-		json_obj_end(&j);
+	else
+		json_kv_null(&j, "attached");
+	json_obj_end(&j);
+	if (attached) {
 		json_kv_int(&j, "pagetables_delta",
 			    (int64_t)pt_attached - (int64_t)pt_before);
 		json_kv_double(&j, "pagetables_per_session",
 			       ((double)pt_attached - (double)pt_before) /
 			       (double)c.sessions);
 	} else {
-		json_kv_null(&j, "attached");
-		json_obj_end(&j);
 		json_kv_null(&j, "pagetables_delta");
 		json_kv_null(&j, "pagetables_per_session");
 	}

@@ -141,13 +141,12 @@ PGBENCH_BUFFERS = ("SELECT b.bufferid FROM pg_buffercache b JOIN pg_class c "
                    "WHERE datname = current_database())")
 
 
-def place_filler(cl, entry, place):
+def place_filler(cl, entry, off, place):
     """--data-placement full-slot: an unlogged table of one row per 8 KiB
     page takes the free buffers up to the first 1 GiB boundary of the
-    pool (PostgreSQL hands out free buffers in buffer-id order), so that
-    the pgbench tables loaded next sit in a full slot."""
-    off = int(cl.psql("SELECT off FROM pg_shmem_allocations "
-                      "WHERE name = 'Buffer Blocks'"))
+    pool (at `off` in the segment; PostgreSQL hands out free buffers in
+    buffer-id order), so that the pgbench tables loaded next sit in a full
+    slot."""
     blocks = maps.filler_blocks(entry["start"], off)
     t0 = time.monotonic()
     if blocks:
@@ -156,30 +155,32 @@ def place_filler(cl, entry, place):
                 "SET STORAGE PLAIN; "
                 "INSERT INTO hugelab_filler SELECT '' "
                 "FROM generate_series(1, %d)" % blocks)
-    place.update(buffer_blocks_offset=off, filler_blocks=blocks,
+    place.update(filler_blocks=blocks,
                  filler_s=round(time.monotonic() - t0, 3))
-    return off
 
 
-def data_slots(cl, entry, off):
-    """{slot index: buffers} of the pgbench tables' buffers, slot 0 being
-    the segment's first (partial or full) 1 GiB slot."""
+def data_slots(cl, entry, off, place):
+    """Where the pgbench tables' buffers are: per 1 GiB slot (slot 0 being
+    the segment's first, partial or full) and in the full slots."""
     ids = [int(x) for x in cl.psql(PGBENCH_BUFFERS).split()]
-    return {str(k): v for k, v in sorted(
-        maps.buffer_slots(entry["start"], off, ids).items())}
+    per = maps.buffer_slots(entry["start"], off, ids)
+    full = maps.full_slot_range(entry["start"], entry["size"])
+    place.update(
+        data_buffers_per_slot={str(k): v for k, v in sorted(per.items())},
+        data_buffers_in_full_slots=sum(v for k, v in per.items()
+                                       if k in full),
+        data_buffers=len(ids))
 
 
 def setup_db(cl, args, doc, entry):
     """pgbench -i, then every pgbench table and index into the buffer pool
     (pg_prewarm); where its buffers are (pg_buffercache)."""
     cl.psql("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
-    place = {"mode": args.data_placement}
+    off = int(cl.psql("SELECT off FROM pg_shmem_allocations "
+                      "WHERE name = 'Buffer Blocks'"))
+    place = {"mode": args.data_placement, "buffer_blocks_offset": off}
     if args.data_placement == "full-slot":
-        off = place_filler(cl, entry, place)
-    else:
-        off = int(cl.psql("SELECT off FROM pg_shmem_allocations "
-                          "WHERE name = 'Buffer Blocks'"))
-        place["buffer_blocks_offset"] = off
+        place_filler(cl, entry, off, place)
     t0 = time.monotonic()
     rc, out = cl.run([cl.bin("pgbench"), "-i", "-q", "-s", str(args.scale)])
     if rc != 0:
@@ -199,14 +200,7 @@ def setup_db(cl, args, doc, entry):
         "buffers": args.shared_buffers // 8192,
         "placement": place,
     }
-    slots = data_slots(cl, entry, off)
-    _, full = maps.slots(entry["start"], entry["size"])
-    lo = 0 if entry["start"] % maps.SLOT == 0 else 1
-    hi = lo + full
-    place["data_buffers_per_slot"] = slots
-    place["data_buffers_in_full_slots"] = sum(
-        v for k, v in slots.items() if lo <= int(k) < hi)
-    place["data_buffers"] = sum(slots.values())
+    data_slots(cl, entry, off, place)
 
 
 def find_mapping(postmaster):

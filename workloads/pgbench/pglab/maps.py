@@ -134,6 +134,14 @@ def filler_blocks(seg_start, blocks_offset, block=8192, span=SLOT):
     return -(-(boundary - first) // block)
 
 
+def full_slot_range(start, size, span=SLOT):
+    """Indices of the full slots of [start, start + size), counted from
+    the mapping's first slot (as buffer_slots counts them)."""
+    _, full = slots(start, size, span)
+    first = 0 if start % span == 0 else 1
+    return range(first, first + full)
+
+
 def buffer_slots(seg_start, blocks_offset, buffer_ids, block=8192,
                  span=SLOT):
     """{1 GiB slot index (from the segment's first slot): buffers} for

@@ -247,6 +247,14 @@ class Placement(unittest.TestCase):
         self.assertEqual(got, {0: 2, 1: 3})
         self.assertEqual(maps.buffer_slots(start, off, []), {})
 
+    def test_full_slot_range_counts_like_buffer_slots(self):
+        # 4.16 GiB at 370 MiB into a slot: slots 0 and 4 partial
+        self.assertEqual(maps.full_slot_range(0x7fe657200000,
+                                              4462739456), range(1, 4))
+        self.assertEqual(maps.full_slot_range(4 * GIB, 4 * GIB),
+                         range(0, 4))
+        self.assertEqual(maps.full_slot_range(GIB + MIB, GIB), range(1, 1))
+
 
 if __name__ == "__main__":
     unittest.main()
