@@ -457,9 +457,12 @@ def baseline_pairs(run):
     """shmdb's attach+fault per session against forktouch's (the bare
     fork-and-touch baseline) for the same segment and process count in the
     same guest: the ratio of the medians over repeated runs of the mean
-    per-process window and of the whole phase (goal: at most
-    BASELINE_GOAL).  TCG on a busy host moves single runs by 3x, so the
-    inventories interleave repeats."""
+    per-process CPU time of the window, of the mean per-process window and
+    of the whole phase (goal: at most BASELINE_GOAL, on CPU time: what a
+    session costs; the wall-clock windows of thousands of processes on a
+    few CPUs are mostly time spent waiting for a CPU).  TCG on a busy host
+    moves single runs by 3x, so the inventories interleave repeats.  Runs
+    written before the CPU time was recorded give cpu_ratio None."""
     def key(r):
         c = r.config
         return (r.guest,) + tuple(c.get(k, d) for k, d in zip(
@@ -468,7 +471,8 @@ def baseline_pairs(run):
     def attach(r):
         a = r.get("attach") or {}
         per = a.get("per_session") or {}
-        return per.get("mean"), a.get("total_s")
+        cpu = a.get("cpu_per_session") or {}
+        return per.get("mean"), a.get("total_s"), cpu.get("mean")
 
     def median(xs):
         xs = sorted(x for x in xs if x)
@@ -487,8 +491,8 @@ def baseline_pairs(run):
             continue
         sh = [attach(r) for r in g["shmdb"]]
         ft = [attach(r) for r in g["forktouch"]]
-        sm, st = median(a for a, _ in sh), median(t for _, t in sh)
-        bm, bt = median(a for a, _ in ft), median(t for _, t in ft)
+        sm, st, sc = (median(x[i] for x in sh) for i in range(3))
+        bm, bt, bc = (median(x[i] for x in ft) for i in range(3))
         c = g["shmdb"][0].config
         out.append({
             "guest": k[0],
@@ -498,6 +502,8 @@ def baseline_pairs(run):
             "placement": c.get("placement"), "attach": c.get("attach"),
             "mean_ns": sm, "baseline_mean_ns": bm,
             "total_s": st, "baseline_total_s": bt,
+            "cpu_ns": sc, "baseline_cpu_ns": bc,
+            "cpu_ratio": sc / bc if sc and bc else None,
             "mean_ratio": sm / bm if sm and bm else None,
             "total_ratio": st / bt if st and bt else None,
             "goal": BASELINE_GOAL,

@@ -2,6 +2,7 @@
 seed's 39 GB measured at 1 TiB, and shmdb's attach cost against the
 forktouch baseline, on real smoke-harness results (tests/scale-results/)."""
 
+import json
 import os
 import shutil
 
@@ -100,6 +101,25 @@ def test_baseline_pairs(scale_run):
     total = sum(a["total_s"] for a in sh) / 2
     assert p["mean_ratio"] == pytest.approx(mean / ft["per_session"]["mean"])
     assert p["total_ratio"] == pytest.approx(total / ft["total_s"])
+    # recorded before the CPU time was: no CPU ratio, not 0
+    assert p["cpu_ns"] is None and p["cpu_ratio"] is None
+
+
+def test_baseline_cpu_ratio(scale_run):
+    """The goal's figure: the median CPU time per process of each side."""
+    res = os.path.join(scale_run, "guests", "stock", "results")
+    cpu = {"aligned-2m": 300e3, "sh-1000-fork": 500e3, "ft-1000-fork": 200e3}
+    for name, mean in cpu.items():
+        path = os.path.join(res, name + ".json")
+        doc = load_json(path)
+        doc["attach"]["cpu_per_session"] = {"count": 1000, "mean": mean}
+        with open(path, "w") as f:
+            json.dump(doc, f)
+    an = savings.analyse(rundir.load(scale_run))
+    (p,) = [p for p in an["baseline"] if "sh-1000-fork" in p["experiments"]]
+    assert p["cpu_ns"] == pytest.approx(400e3)      # median of 300 and 500
+    assert p["baseline_cpu_ns"] == pytest.approx(200e3)
+    assert p["cpu_ratio"] == pytest.approx(2.0)
 
 
 def results_attach(run_dir, name):

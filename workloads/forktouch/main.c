@@ -45,7 +45,8 @@
 struct shared {
 	uint32_t ready, go, arrived, done;
 	uint32_t errors;
-	uint64_t ns[];                  /* attach+fault time of process i */
+	uint64_t ns[];                  /* attach+fault time of process i, then
+					 * its CPU time at [sessions + i] */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -110,7 +111,7 @@ static void child(const struct cfg *c, const struct seg *s, struct shared *sh,
 	bump(&sh->ready, c->sessions);
 	wait_word(&sh->go, 1);
 
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), cpu0 = thread_cpu_ns();
 
 	base = c->attach == A_ATTACH ? seg_map_at(c, s, s->addr) : s->addr;
 	if (!base) {
@@ -132,6 +133,7 @@ static void child(const struct cfg *c, const struct seg *s, struct shared *sh,
 		}
 	}
 	sh->ns[id] = now_ns() - t0;
+	sh->ns[c->sessions + id] = thread_cpu_ns() - cpu0;
 	bump(&sh->arrived, c->sessions);
 	wait_word(&sh->done, 1);
 	_exit(0);
@@ -210,7 +212,7 @@ int main(int argc, char **argv)
 	utc_now_iso(started, sizeof(started));
 	kmsg_open(&k);
 
-	struct shared *sh = mmap(NULL, sizeof(*sh) + c.sessions * sizeof(uint64_t),
+	struct shared *sh = mmap(NULL, sizeof(*sh) + 2 * c.sessions * sizeof(uint64_t),
 				 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	pids = calloc(c.sessions, sizeof(*pids));
@@ -340,7 +342,7 @@ int main(int argc, char **argv)
 	if (got_signal)
 		fail("interrupted by signal %d", (int)got_signal);
 
-	struct hist h;
+	struct hist h, hc;
 	struct model_res model;
 	struct json j;
 	const char *status = got_signal ? "error" : failures.n ? "fail" : "ok";
@@ -348,8 +350,11 @@ int main(int argc, char **argv)
 	char b[32];
 
 	hist_init(&h);
-	for (uint64_t i = 0; i < c.sessions && total_s > 0; i++)
+	hist_init(&hc);
+	for (uint64_t i = 0; i < c.sessions && total_s > 0; i++) {
 		hist_insert(&h, sh->ns[i]);
+		hist_insert(&hc, sh->ns[c.sessions + i]);
+	}
 	cfg_model(&c, c.sessions, false, &model);
 	utc_now_iso(finished, sizeof(finished));
 
@@ -394,6 +399,8 @@ int main(int argc, char **argv)
 	json_kv_double(&j, "prefault_s", prefault_s);
 	json_key(&j, "per_session");
 	hist_json(&j, &h);
+	json_key(&j, "cpu_per_session");
+	hist_json(&j, &hc);
 	json_obj_end(&j);
 	json_key(&j, "pagetables");
 	json_obj_begin(&j);

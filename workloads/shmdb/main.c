@@ -512,6 +512,7 @@ int main(int argc, char **argv)
 		bad("mmap control area: %s", strerror(errno));
 	ctl->coordinator = getpid();
 	hist_init(&ctl->attach);
+	hist_init(&ctl->attach_cpu);
 	hist_init(&ctl->faulting);
 	hist_init(&ctl->first_touch);
 	hist_init(&ctl->txn);

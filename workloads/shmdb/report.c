@@ -166,6 +166,8 @@ bool report_json(FILE *f, const struct cfg *c, const struct seg *s,
 	json_kv_double(&j, "prefault_s", r->prefault_s);
 	json_key(&j, "per_session");
 	hist_json(&j, &ctl->attach);
+	json_key(&j, "cpu_per_session");
+	hist_json(&j, &ctl->attach_cpu);
 	json_obj_end(&j);
 
 	json_key(&j, "transactions");

@@ -377,7 +377,7 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 	arrive(ctl, PH_INIT, c->sessions);
 	wait_phase(ctl, PH_ATTACH);
 
-	uint64_t t0 = fast_ns();
+	uint64_t t0 = fast_ns(), cpu0 = thread_cpu_ns();
 
 	if (c->attach == A_ATTACH) {
 		base = seg_map_at(c, s, s->addr);
@@ -388,11 +388,14 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 	}
 	fault_all(c, ctl, base, id);
 	{
-		struct hist h;
+		struct hist h, hc;
 
 		hist_init(&h);
 		hist_insert(&h, fast_ns() - t0);
+		hist_init(&hc);
+		hist_insert(&hc, thread_cpu_ns() - cpu0);
 		hist_merge_atomic(&ctl->attach, &h);
+		hist_merge_atomic(&ctl->attach_cpu, &hc);
 	}
 	arrive(ctl, PH_ATTACH, c->sessions);
 	if (id == 0) {

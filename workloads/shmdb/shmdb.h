@@ -100,6 +100,7 @@ struct ctl {
 	uint64_t deadline_ns;           /* fast_ns() end of the run, 0: none */
 
 	struct hist attach;             /* per session attach+fault time */
+	struct hist attach_cpu;         /* the same window's CPU time */
 	struct hist first_touch;        /* per page (or populate chunk) */
 	struct hist txn;
 	struct hist access;             /* first access to a txn's buffer */
