@@ -158,8 +158,12 @@ def fits_of(rows):
 def pairs_of(rows):
     """Sharing savings at the same guest and session count: each 2 MiB run
     the model says shares (aligned, whole slots) against each 2 MiB run
-    that cannot (skewed, or short of a whole slot).  The model's page
-    difference turns the measured difference into bytes per PMD page."""
+    that shares less: one that cannot (skewed, or short of a whole slot),
+    or an aligned run against a skewed one that shares only its inner
+    slots (a skewed 4 GiB segment shares 3 of its 5 slots: the aligned
+    one saves its 2 partial slots' PMD pages per session).  The model's
+    page difference turns the measured difference into bytes per PMD
+    page."""
     by = defaultdict(lambda: defaultdict(list))
     for r in rows:
         if r["mode"] in ("2m-aligned", "2m-skewed"):
@@ -168,13 +172,15 @@ def pairs_of(rows):
                                              r["size"])].append(r)
     pairs = []
     for (guest, n), groups in sorted(by.items()):
-        for (kind, _, size), sh in sorted(groups.items()):
+        for (kind, mode, size), sh in sorted(groups.items()):
             if kind != "shared":
                 continue
             for (ukind, umode, usize), un in sorted(groups.items()):
-                if ukind != "unshared":
-                    continue
-                pairs.append(_pair(guest, n, size, sh, umode, usize, un))
+                partial = (ukind == "shared" and mode == "2m-aligned" and
+                           umode == "2m-skewed" and
+                           un[0]["model_pages"] > sh[0]["model_pages"])
+                if ukind == "unshared" or partial:
+                    pairs.append(_pair(guest, n, size, sh, umode, usize, un))
     return pairs
 
 

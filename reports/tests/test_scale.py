@@ -86,6 +86,33 @@ def test_seed_scale_measured(scale_run):
     assert doc["model"]["pud_counted"] is False
 
 
+def _row(mode, size, measured_pages, n=1000):
+    exp = model.Expectation(mode, size, n)
+    return {"guest": "pg", "experiment": "%s-%d" % (mode, size >> 30),
+            "mode": mode, "size": size, "sessions": n, "disrupt": [],
+            "model_pages": exp.pages, "model_sharing": exp.sharing,
+            "measured_bytes": measured_pages * 4096, "counters": {},
+            "model_share_events": exp.shared_pmd_events}
+
+
+def test_aligned_pairs_with_a_skewed_run_that_shares_its_inner_slots():
+    """inventories/pg's shmdb runs: 4 GiB aligned (4 shared slots) and
+    skewed (3 shared, 2 partial): the headline said sharing was 'not
+    measured' because both sides share."""
+    al = _row("2m-aligned", 4 * GiB, 4)
+    sk = model.Expectation("2m-skewed", 4 * GiB, 1000)
+    assert sk.sharing and sk.pages - al["model_pages"] >= 2 * 999
+    sk = _row("2m-skewed", 4 * GiB, sk.pages)
+    (p,) = savings.pairs_of([al, sk])
+    assert p["shared_experiments"] == [al["experiment"]]
+    assert p["unshared_experiments"] == [sk["experiment"]]
+    assert p["model_saved_pages"] == sk["model_pages"] - al["model_pages"]
+    assert p["bytes_per_pmd_page"] == pytest.approx(4096)
+    # never the other way round, nor two aligned runs
+    assert savings.pairs_of([sk]) == []
+    assert savings.pairs_of([al, _row("2m-aligned", 2 * GiB, 2)]) == []
+
+
 def test_baseline_pairs(scale_run):
     an = savings.analyse(rundir.load(scale_run))
     (p,) = [p for p in an["baseline"] if "sh-1000-fork" in p["experiments"]]
