@@ -409,7 +409,7 @@ def savings_sections(sav, tolerance):
                "phase: with thousands of runnable processes on a few "
                "CPUs they mostly measure the wait for a CPU, and under "
                "TCG on a busy host single runs vary by up to 3x. Runs "
-               "recorded before the CPU time was show n/a."
+               "written before the CPU time was recorded show n/a."
                % savings.BASELINE_GOAL)
         b.table(["guest", "sessions", "placement", "attach",
                  "runs", "CPU", "ratio", "window", "ratio", "phase",
