@@ -57,12 +57,19 @@ double hist_mean(const struct hist *h);
 /* The histogram object of workloads/SCHEMA.md (as a value). */
 void hist_json(struct json *j, const struct hist *h);
 
-static inline uint64_t now_ns(void)
+/* Clock id in nanoseconds; 0 when the clock cannot be read. */
+static inline uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (clock_gettime(id, &ts))
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 /*
@@ -72,11 +79,7 @@ static inline uint64_t now_ns(void)
  */
 static inline uint64_t thread_cpu_ns(void)
 {
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 #endif
