@@ -45,8 +45,10 @@
 struct shared {
 	uint32_t ready, go, arrived, done;
 	uint32_t errors;
-	uint64_t ns[];                  /* attach+fault time of process i, then
-					 * its CPU time at [sessions + i] */
+	struct {
+		uint64_t ns;            /* attach+fault time of process i */
+		uint64_t cpu_ns;        /* its CPU time in that window */
+	} t[];
 };
 
 static volatile sig_atomic_t got_signal;
@@ -132,8 +134,8 @@ static void child(const struct cfg *c, const struct seg *s, struct shared *sh,
 				__atomic_fetch_add(p, 0, __ATOMIC_RELAXED);
 		}
 	}
-	sh->ns[id] = now_ns() - t0;
-	sh->ns[c->sessions + id] = thread_cpu_ns() - cpu0;
+	sh->t[id].ns = now_ns() - t0;
+	sh->t[id].cpu_ns = thread_cpu_ns() - cpu0;
 	bump(&sh->arrived, c->sessions);
 	wait_word(&sh->done, 1);
 	_exit(0);
@@ -212,7 +214,7 @@ int main(int argc, char **argv)
 	utc_now_iso(started, sizeof(started));
 	kmsg_open(&k);
 
-	struct shared *sh = mmap(NULL, sizeof(*sh) + 2 * c.sessions * sizeof(uint64_t),
+	struct shared *sh = mmap(NULL, sizeof(*sh) + c.sessions * sizeof(sh->t[0]),
 				 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	pids = calloc(c.sessions, sizeof(*pids));
@@ -352,8 +354,8 @@ int main(int argc, char **argv)
 	hist_init(&h);
 	hist_init(&hc);
 	for (uint64_t i = 0; i < c.sessions && total_s > 0; i++) {
-		hist_insert(&h, sh->ns[i]);
-		hist_insert(&hc, sh->ns[c.sessions + i]);
+		hist_insert(&h, sh->t[i].ns);
+		hist_insert(&hc, sh->t[i].cpu_ns);
 	}
 	cfg_model(&c, c.sessions, false, &model);
 	utc_now_iso(finished, sizeof(finished));
