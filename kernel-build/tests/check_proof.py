@@ -13,7 +13,8 @@ Guests (by name suffix): stock-<flavour> (expected to warn from
 hugetlb_split), patched-<flavour> (hugetlb_fault_lock=vma, the default) and
 patched-<flavour>-immap (hugetlb_fault_lock=i_mmap), 6.12-stock-<flavour>
 (stock 6.12, the fixed reference: no kernel findings, no fault lock
-mode).  Missing guests skip
+mode).  In each, the reproducer hugetlb-split-race (experiment "repro")
+must fail on stock 6.1 and pass on the others.  Missing guests skip
 their checks, missing experiments of a present guest fail them.
 """
 
@@ -178,6 +179,50 @@ def check_clean(p, g, mode):
         p.check(g.name + ': racer ran every unshare operation',
                 ops and all(v > 0 for v in ops.values()),
                 'unshare_ops=%s' % ops)
+
+
+def repro_output(g):
+    """The reproducer's experiment entry and its TAP output lines."""
+    e = g.exp_entry('repro')
+    if e is None or not e.get('output'):
+        return e, []
+    try:
+        with open(os.path.join(g.dir, e['output']), errors='replace') as f:
+            return e, f.read().splitlines()
+    except OSError:
+        return e, []
+
+
+def check_repro(p, g, expect_failure):
+    """hugetlb-split-race (patch 0004): fails (exit 1) with a finding on
+    stock 6.1, passes every test (exit 0) on patched 6.1 and stock 6.12;
+    a skip (exit 4: not enough huge pages) fails either way."""
+    e, out = repro_output(g)
+    if not p.check(g.name + ': reproducer ran', e is not None and
+                   e.get('exit_code') is not None,
+                   'entry=%s' % (e and {k: e.get(k) for k in
+                                        ('status', 'exit_code',
+                                         'seconds')})):
+        return
+    rc = e['exit_code']
+    failed = [ln for ln in out if ln.startswith('not ok ')]
+    passed = [ln for ln in out if ln.startswith('ok ')]
+    kernel = [ln for ln in out if ln.startswith('# kernel: ')]
+    detected = [ln for ln in out if 'detected after' in ln]
+    p.figure(g.name + '.repro', {
+        'exit_code': rc, 'seconds': e.get('seconds'), 'passed': len(passed),
+        'failed': len(failed), 'kernel_findings': len(kernel),
+        'detected': detected[0][2:] if detected else None})
+    if expect_failure:
+        p.check(g.name + ': reproducer detects the race (exit 1, a '
+                'kernel finding)', rc == 1 and failed and kernel,
+                'exit=%s failed=%r first finding=%r'
+                % (rc, failed[:2], kernel[0][2:] if kernel else None))
+    else:
+        p.check(g.name + ': reproducer passes every test (exit 0)',
+                rc == 0 and len(passed) == 4 and not failed,
+                'exit=%s passed=%d failed=%r findings=%r'
+                % (rc, len(passed), failed[:2], kernel[:2]))
 
 
 def check_counters(p, g):
@@ -374,15 +419,19 @@ def main(argv):
                  g.doc.get('timings', {}).get('boot_to_userspace_s'))
         if n.startswith('6.12-stock-'):
             check_clean(p, g, None)
+            check_repro(p, g, expect_failure=False)
         elif n.startswith('stock-'):
             check_stock(p, g)
+            check_repro(p, g, expect_failure=True)
         elif n.endswith('-immap'):
             immap = g
             check_clean(p, g, 'i_mmap')
+            check_repro(p, g, expect_failure=False)
         elif n.startswith('patched-'):
             vma = g
             check_clean(p, g, 'vma')
             check_counters(p, g)
+            check_repro(p, g, expect_failure=False)
     if vma is not None and immap is not None:
         check_latency(p, vma, immap)
     out = {'schema': 'hugelab.kernel-proof/1', 'ok': p.ok,

@@ -7,6 +7,7 @@ page each when unshared), not measured figures.
 
 import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -197,6 +198,66 @@ class TestStock612(unittest.TestCase):
             p = check_proof.Proof()
             check_proof.check_clean(p, guest, None)
             self.assertFalse(p.ok)
+
+
+class ReproGuest:
+    """A guest directory holding the reproducer's output only."""
+
+    def __init__(self, tmp, name, rc, lines):
+        self.name = name
+        self.dir = tmp
+        os.makedirs(os.path.join(tmp, 'results'), exist_ok=True)
+        self.entry = None
+        if rc is not None:
+            with open(os.path.join(tmp, 'results', 'repro.out'), 'w') as f:
+                f.write('\n'.join(lines) + '\n')
+            self.entry = {'name': 'repro', 'exit_code': rc,
+                          'output': 'results/repro.out', 'seconds': 3.0}
+
+    def exp_entry(self, name):
+        return self.entry if name == 'repro' else None
+
+
+# TAP of hugetlb-split-race: a passing run and a detecting one.
+PASS_TAP = ['TAP version 13', '1..4', '# race started',
+            'ok 1 no bad data', 'ok 2 no process died',
+            'ok 3 huge pages returned', 'ok 4 kernel log clean',
+            '# Totals: pass:4 fail:0 xfail:0 xpass:0 skip:0 error:0']
+FAIL_TAP = ['TAP version 13', '1..4', '# race started',
+            '# kernel: WARNING: CPU: 1 PID: 90 at mm/hugetlb.c:7001 '
+            'huge_pmd_unshare+0x1/0x2',
+            '# failure detected after 0.4 s', 'ok 1 no bad data',
+            'ok 2 no process died', 'ok 3 huge pages returned',
+            'not ok 4 kernel log clean']
+SKIP_TAP = ['TAP version 13', '1..0 # SKIP needs 80 free huge pages, 12 free']
+
+
+class TestCheckRepro(unittest.TestCase):
+    def outcome(self, rc, lines, expect_failure):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = check_proof.Proof()
+            check_proof.check_repro(p, ReproGuest(tmp, 'g', rc, lines),
+                                    expect_failure)
+            return p.ok
+
+    def test_stock_must_detect(self):
+        self.assertTrue(self.outcome(1, FAIL_TAP, True))
+        self.assertFalse(self.outcome(0, PASS_TAP, True))
+        # A failure without a kernel finding (e.g. a crash of the test
+        # itself) is not the race.
+        self.assertFalse(self.outcome(1, [ln for ln in FAIL_TAP
+                                          if 'kernel:' not in ln], True))
+
+    def test_clean_kernels_must_pass(self):
+        self.assertTrue(self.outcome(0, PASS_TAP, False))
+        self.assertFalse(self.outcome(1, FAIL_TAP, False))
+        # Exit 0 with fewer than the planned 4 results is not a pass.
+        self.assertFalse(self.outcome(0, PASS_TAP[:4], False))
+
+    def test_skip_or_missing_fails_both_ways(self):
+        for expect_failure in (True, False):
+            self.assertFalse(self.outcome(4, SKIP_TAP, expect_failure))
+            self.assertFalse(self.outcome(None, [], expect_failure))
 
 
 if __name__ == '__main__':
