@@ -13,9 +13,11 @@ Guests (by name suffix): stock-<flavour> (expected to warn from
 hugetlb_split), patched-<flavour> (hugetlb_fault_lock=vma, the default) and
 patched-<flavour>-immap (hugetlb_fault_lock=i_mmap), 6.12-stock-<flavour>
 (stock 6.12, the fixed reference: no kernel findings, no fault lock
-mode).  In each, the reproducer hugetlb-split-race (experiment "repro")
-must fail on stock 6.1 and pass on the others.  Missing guests skip
-their checks, missing experiments of a present guest fail them.
+mode), 6.12-patched-<flavour> (the 6.12 series: checked as
+patched-<flavour>).  In each, the reproducer hugetlb-split-race
+(experiment "repro") must fail on stock 6.1 and pass on the others.
+Missing guests skip their checks, missing experiments of a present guest
+fail them.
 """
 
 import json
@@ -419,6 +421,10 @@ def main(argv):
                  g.doc.get('timings', {}).get('boot_to_userspace_s'))
         if n.startswith('6.12-stock-'):
             check_clean(p, g, None)
+            check_repro(p, g, expect_failure=False)
+        elif n.startswith('6.12-patched-'):
+            check_clean(p, g, 'vma')
+            check_counters(p, g)
             check_repro(p, g, expect_failure=False)
         elif n.startswith('stock-'):
             check_stock(p, g)
