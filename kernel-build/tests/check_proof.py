@@ -421,23 +421,18 @@ def main(argv):
                  g.doc.get('timings', {}).get('boot_to_userspace_s'))
         if n.startswith('6.12-stock-'):
             check_clean(p, g, None)
-            check_repro(p, g, expect_failure=False)
-        elif n.startswith('6.12-patched-'):
-            check_clean(p, g, 'vma')
-            check_counters(p, g)
-            check_repro(p, g, expect_failure=False)
         elif n.startswith('stock-'):
             check_stock(p, g)
-            check_repro(p, g, expect_failure=True)
         elif n.endswith('-immap'):
             immap = g
             check_clean(p, g, 'i_mmap')
-            check_repro(p, g, expect_failure=False)
-        elif n.startswith('patched-'):
-            vma = g
+        elif n.startswith(('patched-', '6.12-patched-')):
+            if n.startswith('patched-'):
+                vma = g
             check_clean(p, g, 'vma')
             check_counters(p, g)
-            check_repro(p, g, expect_failure=False)
+        # Only stock 6.1 lacks the split fix.
+        check_repro(p, g, expect_failure=n.startswith('stock-'))
     if vma is not None and immap is not None:
         check_latency(p, vma, immap)
     out = {'schema': 'hugelab.kernel-proof/1', 'ok': p.ok,
