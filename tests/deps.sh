@@ -17,10 +17,12 @@ declare -A PKGS=(
   # tests.
   [build]="build-essential pkg-config libcmocka-dev libc6-dev make gcc python3"
   # kernel-build/build: Debian's source of every kernel line (build
-  # --source 6.1|6.12), bindeb-pkg (6.12's needs debhelper), ccache.
+  # --source 6.1|6.12), bindeb-pkg (6.12's needs debhelper), ccache;
+  # checkpatch's SPDX check (scripts/spdxcheck.py) imports ply and git.
   [kernel]="linux-source-6.1 linux-source-6.12 build-essential bc bison flex libssl-dev
             libelf-dev dwarves rsync kmod cpio dpkg-dev fakeroot ccache debhelper
-            xz-utils git perl python3 python3-scipy util-linux"
+            xz-utils git perl python3 python3-scipy python3-ply python3-git
+            util-linux"
   # What a hypervisor runs: libvirt, QEMU, image and seed tools.
   [hypervisor]="libvirt-daemon-system libvirt-clients python3-libvirt
                 python3-lxml qemu-system-x86 qemu-utils debootstrap
