@@ -121,6 +121,18 @@ def mann_whitney_greater(candidate, baseline):
     return u, float(res.pvalue), u / (len(a) * len(b))
 
 
+def binomial_ci(k, n, level=0.95):
+    """Exact (Clopper-Pearson) two-sided interval of a rate k of n, e.g.
+    boots that hit a race; (low, high), or None when n is 0."""
+    if not 0 <= k <= n:
+        raise ValueError("need 0 <= k <= n, got k=%r n=%r" % (k, n))
+    if n == 0:
+        return None
+    ci = sps.binomtest(k, n).proportion_ci(confidence_level=level,
+                                           method="exact")
+    return float(ci.low), float(ci.high)
+
+
 def linear_fit(xs, ys):
     """Ordinary least squares y = intercept + slope * x.
 

@@ -100,3 +100,18 @@ def test_rel_diff():
     assert stats.rel_diff(102, 100) == pytest.approx(0.02)
     assert stats.rel_diff(0, 0) == 0
     assert stats.rel_diff(1, 0) == float("inf")
+
+
+def test_binomial_ci_exact_interval():
+    # Clopper-Pearson by the beta quantiles it is defined by.
+    from scipy.stats import beta
+    lo, hi = stats.binomial_ci(9, 10)
+    assert lo == pytest.approx(beta.ppf(0.025, 9, 2))
+    assert hi == pytest.approx(beta.ppf(0.975, 10, 1))
+    assert 0.55 < lo < 0.56 and hi < 1.0
+    lo, hi = stats.binomial_ci(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** 0.1)
+    assert stats.binomial_ci(10, 10)[1] == 1.0
+    assert stats.binomial_ci(0, 0) is None
+    with pytest.raises(ValueError):
+        stats.binomial_ci(3, 2)
