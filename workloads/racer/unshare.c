@@ -42,8 +42,7 @@ static void check_range(struct racer *r, uint64_t first, uint64_t n,
 		page_check(r, i, role);
 }
 
-/* 0, -1 if stopped while taking the page locks, -2 if fallocate failed. */
-static int punch(struct racer *r, uint64_t first, uint64_t n)
+int racer_punch(struct racer *r, uint64_t first, uint64_t n)
 {
 	uint64_t locked = 0;
 	int ret = -1;
@@ -140,7 +139,7 @@ void unsharer_main(struct racer *r, enum wl_op op, unsigned int idx)
 			done = true;
 			break;
 		case OP_PUNCH:
-			err = punch(r, first, n);
+			err = racer_punch(r, first, n);
 			if (err == -1)
 				continue;       /* stopped while waiting for locks */
 			if (err)
