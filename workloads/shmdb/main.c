@@ -511,6 +511,10 @@ int main(int argc, char **argv)
 	if (ctl == MAP_FAILED)
 		bad("mmap control area: %s", strerror(errno));
 	ctl->coordinator = getpid();
+	ctl->committed = mmap(NULL, session_buffers(&c) * sizeof(*ctl->committed),
+			      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (ctl->committed == MAP_FAILED)
+		bad("mmap committed versions: %s", strerror(errno));
 	hist_init(&ctl->attach);
 	hist_init(&ctl->attach_cpu);
 	hist_init(&ctl->faulting);

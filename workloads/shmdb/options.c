@@ -344,6 +344,7 @@ void cfg_needs(const struct cfg *c, struct needs *n)
 	cfg_model(c, mappers, true, &m);
 	bytes += m.memory_bytes;
 	bytes += mappers * SESSION_COST_KIB * 1024;
+	bytes += session_buffers(c) * sizeof(uint32_t);        /* ctl->committed */
 	n->mem_mib = (bytes + MIB - 1) / MIB;
 	n->processes = 1 + mappers;
 }

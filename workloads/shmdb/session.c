@@ -5,8 +5,10 @@
  * the control mapping: read + verify, or read + verify + update.
  *
  * Buffer format (64-bit words): w[0] = index ^ MAGIC, w[1] = version (>= 1),
- * w[2..] = mix(index, version).  An all-zero buffer is the valid "reset"
- * state (fresh segment, or pages dropped by punch/truncate).  Data-loss
+ * w[2..] = mix(index, version).  Writers commit each version to
+ * ctl->committed under the buffer's latch; a reader accepts only the
+ * committed version, or all-zero (the "reset" state) when nothing was
+ * committed or a punch/truncate has run (session_verify).  Data-loss
  * operations bump ctl->loss_seq (odd while running); a writer that saw it
  * change rewrites its buffer, a reader retries, a SIGBUS (access beyond a
  * shrunk file) jumps back and retries after the file has regrown.
@@ -183,11 +185,36 @@ static uint64_t buf_offset(const struct cfg *c, uint64_t i)
 }
 
 /* Buffers transactions choose from (see buf_offset). */
-static uint64_t buf_count(const struct cfg *c)
+uint64_t session_buffers(const struct cfg *c)
 {
 	if (!c->sparse)
 		return c->size / c->buffer_size;
 	return seg_touch_pages(c) * (c->page_size / c->buffer_size);
+}
+
+enum dbbuf_state session_verify(const struct ctl *ctl, const volatile uint64_t *w,
+				size_t nw, uint64_t idx, uint64_t slot,
+				uint64_t *ver, char *msg, size_t len)
+{
+	enum dbbuf_state vr = dbbuf_verify(w, nw, idx, ver);
+	uint32_t cv = ctl->committed[slot];
+
+	if (vr == DBBUF_OK && (uint32_t)*ver == cv)
+		return vr;
+	if (vr == DBBUF_ZERO &&
+	    (!cv || __atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE)))
+		return vr;
+	if (vr == DBBUF_BAD)
+		snprintf(msg, len, "buffer %llu: header %#llx version %llu is neither valid nor reset",
+			 (unsigned long long)idx, (unsigned long long)w[0],
+			 (unsigned long long)w[1]);
+	else if (vr == DBBUF_OK)
+		snprintf(msg, len, "buffer %llu: version %llu, committed %u (stale view or lost write)",
+			 (unsigned long long)idx, (unsigned long long)*ver, cv);
+	else
+		snprintf(msg, len, "buffer %llu: all zero, committed %u, no punch or truncate ran",
+			 (unsigned long long)idx, cv);
+	return DBBUF_BAD;
 }
 
 /*
@@ -207,8 +234,8 @@ static long minflt(void)
 static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 		uint64_t *rng, size_t nw, uint64_t nbuf, uint64_t *tprev)
 {
-	uint64_t r = rng_next(rng);
-	uint64_t idx = buf_offset(c, (r >> 8) % nbuf) / c->buffer_size;
+	uint64_t r = rng_next(rng), slot = (r >> 8) % nbuf;
+	uint64_t idx = buf_offset(c, slot) / c->buffer_size;
 	bool wr = (r & 0xff) * 100 < c->write_pct * 256;
 	volatile uint64_t *w = (volatile uint64_t *)(base + idx * c->buffer_size);
 	uint32_t *lat = &ctl->latch[idx % NLATCH];
@@ -220,6 +247,7 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 	volatile uint64_t t0 = *tprev, t1 = 0;
 	uint64_t ver, ls;
 	enum dbbuf_state vr;
+	char msg[sizeof(ctl->verify_msg)];
 	volatile long mf0 = 0;
 	volatile uint64_t tf0 = 0;
 	volatile bool faulted = false;
@@ -262,7 +290,7 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 		ls = __atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE);
 		if (rewrite)
 			goto write;     /* may be torn by the disruption: no verify */
-		vr = dbbuf_verify(w, nw, idx, &ver);
+		vr = session_verify(ctl, w, nw, idx, slot, &ver, msg, sizeof(msg));
 		if (vr == DBBUF_BAD) {
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);
 			if ((ls & 1) || __atomic_load_n(&ctl->loss_seq,
@@ -273,11 +301,7 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 			}
 			if (L.verify_errors++ == 0 &&
 			    !__atomic_exchange_n(&ctl->verify_msg_taken, 1, __ATOMIC_RELAXED))
-				snprintf(ctl->verify_msg, sizeof(ctl->verify_msg),
-					 "buffer %llu: header %#llx version %llu is neither valid nor reset",
-					 (unsigned long long)idx,
-					 (unsigned long long)w[0],
-					 (unsigned long long)w[1]);
+				memcpy(ctl->verify_msg, msg, sizeof(msg));
 			break;
 		}
 		if (vr == DBBUF_ZERO)
@@ -289,8 +313,10 @@ write:
 		dbbuf_fill(w, nw, idx, wver);
 		/* stores visible before we check that no data loss overlapped */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE) == ls && !(ls & 1))
+		if (__atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE) == ls && !(ls & 1)) {
+			ctl->committed[slot] = (uint32_t)wver;
 			break;
+		}
 		L.retries++;
 		rewrite = true;
 		wait_loss_done(ctl);
@@ -409,7 +435,7 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 	wait_phase(ctl, PH_RUN);
 
 	size_t nw = c->buffer_size / 8;
-	uint64_t nbuf = buf_count(c);
+	uint64_t nbuf = session_buffers(c);
 
 	uint64_t tprev = fast_ns();
 	uint64_t deadline = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 
+#include "dbbuf.h"
 #include "hist.h"
 #include "model.h"
 #include "needs.h"
@@ -123,6 +124,13 @@ struct ctl {
 	uint64_t populate_used;         /* sessions that used POPULATE_WRITE */
 
 	uint32_t latch[NLATCH];
+	/*
+	 * Version last committed to each buffer transactions use (indexed
+	 * like session_buffers(); low 32 bits, 0: never written), stored by
+	 * writers under the buffer's latch; a separate shared mapping of
+	 * session_buffers() entries made before the fork.
+	 */
+	uint32_t *committed;
 };
 
 /* options.c: no side effects (no mapping, fork or file) */
@@ -160,6 +168,17 @@ uint64_t seg_touch_pages(const struct cfg *c);
 uint64_t seg_touch_offset(const struct cfg *c, uint64_t i);
 
 /* session.c */
+/* Buffers transactions choose from (all, or those of the touched pages). */
+uint64_t session_buffers(const struct cfg *c);
+/*
+ * Verify buffer idx (slot: its entry in ctl->committed) under its latch.
+ * DBBUF_BAD: corrupt, or a self-consistent version other than the one
+ * committed (a stale view, a lost write), or all-zero although a version
+ * was committed and no punch or truncate has run; why in msg.
+ */
+enum dbbuf_state session_verify(const struct ctl *ctl, const volatile uint64_t *w,
+				size_t nw, uint64_t idx, uint64_t slot,
+				uint64_t *ver, char *msg, size_t len);
 void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 		  unsigned int id) __attribute__((noreturn));
 

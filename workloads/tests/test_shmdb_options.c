@@ -190,11 +190,12 @@ static void test_needs_and_shapes(void **state)
 		{ "", "mem_mib=1000,hugepages_2m=600,hugepages_1g=0,vcpus=2", 512, 0, 101,
 		  "cannot hold its huge page pools" },
 		/* sparse 1 TiB: one page per slot; 1,000 unshared skewed sessions
-		 * need 1,000 x 1028 table pages (4.02 GiB) + 256 KiB each */
+		 * need 1,000 x 1028 table pages (4.02 GiB) + 256 KiB each, + 1 MiB
+		 * of committed versions (262,144 buffers of 8 KiB x 4 B) */
 		{ "--backing hugetlbfs --size 1T --touch sparse --address 0x8000000000 --sessions 1000 "
 		  "--placement skewed --map private --write-pct 0",
 		  "mem_mib=6144,hugepages_2m=1100,hugepages_1g=0,vcpus=2", 1025, 0, 1001,
-		  "--size 1T --page-size 2M --touch sparse --map private --sessions 1000: needs 4330 MiB" },
+		  "--size 1T --page-size 2M --touch sparse --map private --sessions 1000: needs 4331 MiB" },
 		{ "--backing hugetlbfs --size 1T --touch sparse --address 0x8000000000 --sessions 1000 "
 		  "--placement skewed --map private --write-pct 0",
 		  "mem_mib=7168,hugepages_2m=1100,hugepages_1g=0,vcpus=2", 1025, 0, 1001, NULL },

@@ -360,6 +360,28 @@ static void test_disruptor_interval_bounded(void **state)
 	assert_non_null(strstr(squash(slurp(out)), "\"status\":\"ok\""));
 }
 
+/*
+ * Writers commit each version (ctl->committed) and readers compare: with
+ * punch and truncate dropping buffers under them, no false alarm, and the
+ * resets are seen.
+ */
+static void test_committed_versions_clean_under_loss(void **state)
+{
+	char args[512], out[160], *j, *r;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/loss.json", dir);
+	snprintf(args, sizeof(args), SMALL " --duration 2 --write-pct 50 "
+		 "--disrupt punch,truncate --disrupt-interval-ms 50 --out %s", out);
+	assert_int_equal(finish(start(args, NULL), 30), 0);
+	j = squash(slurp(out));
+	assert_non_null(strstr(j, "\"status\":\"ok\""));
+	assert_non_null(strstr(j, "\"verify\":0,"));
+	r = strstr(j, "\"resets\":");
+	assert_non_null(r);
+	assert_true(strtoull(r + strlen("\"resets\":"), NULL, 10) > 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -437,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_sigterm_during_attach_names_the_cause),
 		cmocka_unit_test(test_killed_session_fails),
 		cmocka_unit_test(test_disruptor_interval_bounded),
+		cmocka_unit_test(test_committed_versions_clean_under_loss),
 		cmocka_unit_test(test_sessions_die_with_coordinator),
 	};
 
