@@ -2,6 +2,7 @@
 /* Kernel log scanner, see kmsg.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,6 +54,7 @@ void kmsg_init(struct kmsg_scan *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->fd = -1;
+	k->read = read;
 }
 
 int kmsg_open(struct kmsg_scan *k)
@@ -116,32 +118,67 @@ void kmsg_feed(struct kmsg_scan *k, const char *msg)
 	snprintf(k->ring[k->ring_n++], KMSG_LINE, "%s", msg);
 }
 
+/* Records lost before the one numbered seq: a finding of their own. */
+static void count_lost(struct kmsg_scan *k, unsigned long long seq, bool known)
+{
+	unsigned long long n = 1;
+	char line[128];
+
+	if (known && k->have_seq && seq > k->last_seq + 1)
+		n = seq - k->last_seq - 1;
+	else if (!k->overrun)
+		return;
+	k->lost += n;
+	k->findings++;
+	k->overrun = false;
+	snprintf(line, sizeof(line), "kmsg records lost: %s%llu overwritten before they were read",
+		 known && k->have_seq ? "" : "at least ", n);
+	add_line(k, line);
+}
+
+void kmsg_feed_record(struct kmsg_scan *k, const char *rec)
+{
+	char line[KMSG_LINE], *end = NULL;
+	const char *c = strchr(rec, ',');
+	unsigned long long seq = c ? strtoull(c + 1, &end, 10) : 0;
+	bool known = c && end != c + 1 && *end == ',';
+	size_t len;
+	const char *t = kmsg_record_text(rec, &len);
+
+	count_lost(k, seq, known);
+	if (known) {
+		k->last_seq = seq;
+		k->have_seq = true;
+	}
+	if (len >= sizeof(line))
+		len = sizeof(line) - 1;
+	memcpy(line, t, len);
+	line[len] = 0;
+	kmsg_feed(k, line);
+}
+
 void kmsg_poll(struct kmsg_scan *k)
 {
-	char rec[8192], line[KMSG_LINE];
+	char rec[8192];
 
 	if (k->fd < 0)
 		return;
 	for (;;) {
-		ssize_t n = read(k->fd, rec, sizeof(rec) - 1);
+		ssize_t n = k->read(k->fd, rec, sizeof(rec) - 1);
 
-		if (n < 0 && errno == EPIPE)
-			continue;       /* records overwritten: go on */
+		if (n < 0 && errno == EPIPE) {
+			k->overrun = true;      /* records overwritten */
+			continue;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;          /* EAGAIN: nothing new */
 		rec[n] = 0;
-
-		size_t len;
-		const char *t = kmsg_record_text(rec, &len);
-
-		if (len >= sizeof(line))
-			len = sizeof(line) - 1;
-		memcpy(line, t, len);
-		line[len] = 0;
-		kmsg_feed(k, line);
+		kmsg_feed_record(k, rec);
 	}
+	if (k->overrun)                 /* nothing readable after the loss */
+		count_lost(k, 0, false);
 }
 
 void kmsg_json(struct json *j, const struct kmsg_scan *k)
@@ -150,6 +187,7 @@ void kmsg_json(struct json *j, const struct kmsg_scan *k)
 	json_obj_begin(j);
 	json_kv_bool(j, "available", k->available);
 	json_kv_uint(j, "warnings", k->findings);
+	json_kv_uint(j, "lost", k->lost);
 	json_kv_bool(j, "truncated", k->truncated);
 	json_key(j, "excerpt");
 	json_arr_begin(j);

@@ -9,6 +9,9 @@
  *   ... run ...
  *   kmsg_poll(&k);            // read everything new (non-blocking)
  *   kmsg_json(&j, &k);        // writes "kernel_log": {...}
+ *
+ * Records overwritten before they were read (the ring buffer wrapped) are
+ * a finding of their own ("kmsg records lost"), counted in k->lost.
  *   kmsg_close(&k);
  *
  * kmsg_feed() takes one message line and is what the unit tests drive.
@@ -18,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "json.h"
 
@@ -29,7 +33,17 @@
 struct kmsg_scan {
 	int fd;                   /* -1 when /dev/kmsg is unavailable */
 	bool available;
-	unsigned int findings;    /* matching lines */
+	unsigned int findings;    /* matching lines + losses of records */
+	/*
+	 * Records overwritten before they were read (read() failed with
+	 * EPIPE, or the sequence numbers jumped): at least 1 per loss, the
+	 * exact count when the previous record's number is known.
+	 */
+	unsigned long long lost;
+	unsigned long long last_seq;
+	bool have_seq, overrun;
+	/* read(2), or a fake in the unit tests */
+	ssize_t (*read)(int fd, void *buf, size_t len);
 	char **excerpt;
 	size_t n, cap;
 	bool truncated;           /* excerpt hit KMSG_MAX_EXCERPT */
@@ -46,8 +60,11 @@ const char *kmsg_record_text(const char *rec, size_t *len);
 void kmsg_init(struct kmsg_scan *k);
 int kmsg_open(struct kmsg_scan *k);          /* 0, or -1 (k stays usable) */
 void kmsg_feed(struct kmsg_scan *k, const char *msg);
+/* One /dev/kmsg record: counts records lost before it, then kmsg_feed(). */
+void kmsg_feed_record(struct kmsg_scan *k, const char *rec);
+/* Read every new record (non-blocking); EPIPE: records were lost. */
 void kmsg_poll(struct kmsg_scan *k);
-/* Writes key "kernel_log": {"available","warnings","excerpt","truncated"}. */
+/* Writes key "kernel_log": {"available","warnings","lost","truncated","excerpt"}. */
 void kmsg_json(struct json *j, const struct kmsg_scan *k);
 void kmsg_close(struct kmsg_scan *k);
 /*

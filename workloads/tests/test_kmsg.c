@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <cmocka.h>
 
 #include "kmsg.h"
@@ -127,6 +128,104 @@ static void test_excerpt_cap(void **state)
 	kmsg_close(&k);
 }
 
+/* A fake /dev/kmsg: one record per read, "" is EPIPE, NULL ends (EAGAIN). */
+#define EPIPE_REC ""
+static const char *const *script;
+static int script_pos;
+
+static ssize_t fake_read(int fd, void *buf, size_t len)
+{
+	const char *r = script[script_pos];
+
+	(void)fd;
+	if (!r) {
+		errno = EAGAIN;
+		return -1;
+	}
+	script_pos++;
+	if (!*r) {
+		errno = EPIPE;
+		return -1;
+	}
+	snprintf(buf, len, "%s", r);
+	return (ssize_t)strlen(buf);
+}
+
+static void poll_script(struct kmsg_scan *k, const char *const *s)
+{
+	kmsg_init(k);
+	k->fd = 0;
+	k->available = true;
+	k->read = fake_read;
+	script = s;
+	script_pos = 0;
+	kmsg_poll(k);
+}
+
+/* No loss: consecutive records, one finding. */
+static void test_poll_consecutive(void **state)
+{
+	static const char *const s[] = {
+		"6,100,1,-;hello\n", "4,101,2,-;BUG: Bad page state in process x\n",
+		"6,102,3,-;bye\n", NULL,
+	};
+	struct kmsg_scan k;
+
+	(void)state;
+	poll_script(&k, s);
+	assert_int_equal(k.findings, 1);
+	assert_int_equal(k.lost, 0);
+	kmsg_close(&k);
+}
+
+/* EPIPE between records 101 and 150: 48 records lost, a finding. */
+static void test_poll_epipe_counts_lost(void **state)
+{
+	static const char *const s[] = {
+		"6,100,1,-;hello\n", "6,101,2,-;world\n", EPIPE_REC,
+		"6,150,3,-;after the wrap\n", NULL,
+	};
+	struct kmsg_scan k;
+
+	(void)state;
+	poll_script(&k, s);
+	assert_int_equal(k.lost, 48);
+	assert_int_equal(k.findings, 1);
+	assert_string_equal(k.excerpt[0],
+			    "kmsg records lost: 48 overwritten before they were read");
+	kmsg_close(&k);
+}
+
+/* EPIPE on the first read after the start: the count is a lower bound. */
+static void test_poll_epipe_first(void **state)
+{
+	static const char *const s[] = {
+		EPIPE_REC, "4,5000,3,-;BUG: Bad page map in process y\n", NULL,
+	};
+	struct kmsg_scan k;
+	char *buf = NULL;
+	size_t len;
+	FILE *f;
+	struct json j;
+
+	(void)state;
+	poll_script(&k, s);
+	assert_int_equal(k.lost, 1);
+	assert_int_equal(k.findings, 2);
+	assert_string_equal(k.excerpt[0],
+			    "kmsg records lost: at least 1 overwritten before they were read");
+	f = open_memstream(&buf, &len);
+	json_init(&j, f, 0);
+	json_obj_begin(&j);
+	kmsg_json(&j, &k);
+	json_obj_end(&j);
+	assert_int_equal(json_finish(&j), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"kernel_log\":{\"available\":true,\"warnings\":2,\"lost\":1,"));
+	free(buf);
+	kmsg_close(&k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +233,9 @@ int main(void)
 		cmocka_unit_test(test_record_text),
 		cmocka_unit_test(test_feed_context),
 		cmocka_unit_test(test_excerpt_cap),
+		cmocka_unit_test(test_poll_consecutive),
+		cmocka_unit_test(test_poll_epipe_counts_lost),
+		cmocka_unit_test(test_poll_epipe_first),
 	};
 
 	return cmocka_run_group_tests_name("kmsg", tests, NULL, NULL);
