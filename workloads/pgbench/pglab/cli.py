@@ -7,16 +7,12 @@ import os
 import resource
 import shutil
 import signal
-import subprocess
 import sys
 import time
 
-from . import levels, maps, model, options, procfs
+from . import kmsg, levels, maps, model, options, procfs
 from .server import PORT, Cluster, StartFailed
 
-KMSG_PATTERNS = ("WARNING:", "BUG:", "Oops", "Bad page", "possible circular",
-                 "possible recursive", "suspicious RCU", "blocked for more",
-                 "rcu: INFO:", "detected stalls")
 STRIDE = {"4k": maps.PTE_SPAN, "2m": maps.PTE_SPAN, "1g": maps.GIB}
 
 
@@ -83,15 +79,6 @@ def kernel():
             "cmdline": procfs.read("/proc/cmdline").strip(),
             "hugetlb_fault_lock": procfs.read(
                 "/sys/module/hugetlb/parameters/fault_lock").strip() or None}
-
-
-def dmesg():
-    try:
-        out = subprocess.run(["dmesg"], capture_output=True, text=True,
-                             check=False)
-        return out.stdout.splitlines(), out.returncode == 0
-    except OSError:
-        return [], False
 
 
 def reap_stale(workdir):
@@ -363,7 +350,7 @@ def main(argv=None):
            "database": None, "levels": [],
            "stuck": {"count": 0, "processes": []}}
     hp_before = procfs.hugepages()
-    kmsg, kmsg_ok = dmesg()
+    klog = kmsg.Scan()
     doc["stale_killed"] = reap_stale(args.workdir)
     cl = None
     teardown = args.teardown_timeout_s
@@ -394,7 +381,7 @@ def main(argv=None):
                                        "there after the teardown"
                                        % len(left))
             cl.remove()
-    finish(doc, hp_before, kmsg, kmsg_ok)
+    finish(doc, hp_before, klog)
     json.dump(doc, out, indent=1)
     out.write("\n")
     out.close()
@@ -406,7 +393,9 @@ def main(argv=None):
     return 0 if doc["status"] == "ok" else 1
 
 
-def finish(doc, hp_before, kmsg, kmsg_ok):
+def finish(doc, hp_before, klog):
+    """Close the document: pools returned, kernel log (klog: kmsg.Scan
+    opened at the start), status."""
     hp_after = procfs.hugepages()
     doc["hugepages"] = {}
     for size, b in hp_before.items():
@@ -416,15 +405,16 @@ def finish(doc, hp_before, kmsg, kmsg_ok):
         if not back:
             doc["failures"].append("%s-byte huge pages not returned: before "
                                    "%s, after %s" % (size, b, a))
-    new, ok = dmesg()
-    hits = [ln for ln in new[len(kmsg):] if any(p in ln for p in
-                                                KMSG_PATTERNS)]
-    doc["kernel_log"] = {"warnings": len(hits), "excerpt": hits[:400],
-                         "available": kmsg_ok and ok,
-                         "truncated": len(hits) > 400}
-    doc["failures"] += ["kernel log: %s" % ln for ln in hits[:5]]
-    if not (kmsg_ok and ok):
-        doc["failures"].append("the kernel log could not be read (dmesg)")
+    klog.poll()
+    doc["kernel_log"] = klog.report()
+    klog.close()
+    doc["failures"] += ["kernel log: %s" % ln for ln in klog.excerpt[:5]]
+    if not klog.available:
+        doc["failures"].append("the kernel log could not be read "
+                               "(/dev/kmsg)")
+    elif klog.warnings > len(klog.excerpt[:5]):
+        doc["failures"].append("kernel log: %d findings in all"
+                               % klog.warnings)
     if doc["failures"] and doc["status"] == "ok":
         doc["status"] = "fail"
     if len(doc["failures"]) > 64:
