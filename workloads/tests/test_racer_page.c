@@ -234,34 +234,46 @@ static pid_t child(void (*f)(struct racer *, unsigned int), unsigned int arg)
 	return pid;
 }
 
-static void punch_main(struct racer *r, unsigned int idx)
+static enum wl_op child_op;
+
+static void unsharer(struct racer *r, unsigned int idx)
 {
-	unsharer_main(r, OP_PUNCH, idx);
+	unsharer_main(r, child_op, idx);
 }
 
-/* A worker and a puncher on the real file: work done, no false alarm. */
-static void test_worker_and_puncher_clean(void **state)
+/*
+ * Two workers and one unsharer per operation on the real file: work done,
+ * every operation ran, no false alarm.
+ */
+static void test_workers_and_unsharers_clean(void **state)
 {
-	struct timespec ts = { 0, 300 * 1000000 };
-	pid_t w, p;
+	static const enum wl_op ops[] = { OP_DONTNEED, OP_MPROTECT, OP_MUNMAP, OP_PUNCH };
+	struct timespec ts = { 0, 500 * 1000000 };
+	pid_t pids[6];
 	int st;
 
 	(void)state;
-	R.ops = 1u << OP_PUNCH;
+	R.ops = RACER_OPS;
 	for (uint64_t i = 0; i < NPAGES; i++)   /* as main.c's fill() */
 		page_write(&R, i, false);
-	w = child(worker_main, 0);
-	p = child(punch_main, 0);
+	pids[0] = child(worker_main, 0);
+	pids[1] = child(worker_main, 1);
+	for (unsigned int k = 0; k < 4; k++) {
+		child_op = ops[k];
+		pids[2 + k] = child(unsharer, k);
+	}
 	nanosleep(&ts, NULL);
 	atomic_store(&R.sh->stop, 1);
-	assert_int_equal(waitpid(w, &st, 0), w);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	assert_int_equal(waitpid(p, &st, 0), p);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (unsigned int k = 0; k < 6; k++) {
+		assert_int_equal(waitpid(pids[k], &st, 0), pids[k]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
 	assert_true(R.sh->writes > 0 && R.sh->reads > 0);
-	assert_true(R.sh->ops[OP_PUNCH] > 0);
-	if (R.sh->op_errors[OP_PUNCH])
-		fail_msg("%s", R.sh->op_error_msg[OP_PUNCH]);
+	for (unsigned int k = 0; k < 4; k++) {
+		if (R.sh->op_errors[ops[k]])
+			fail_msg("%s", R.sh->op_error_msg[ops[k]]);
+		assert_true(R.sh->ops[ops[k]] > 0);
+	}
 	for (uint32_t k = 0; k < R.sh->nsamples && k < MAX_SAMPLES; k++) {
 		struct tag_sample *t = &R.sh->samples[k];
 
@@ -284,7 +296,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recorded_punch_reads_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_weak_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inject_is_reported, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_worker_and_puncher_clean, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_workers_and_unsharers_clean, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("racer_page", tests, NULL, NULL);
