@@ -121,18 +121,17 @@ void kmsg_feed(struct kmsg_scan *k, const char *msg)
 /* Records lost before the one numbered seq: a finding of their own. */
 static void count_lost(struct kmsg_scan *k, unsigned long long seq, bool known)
 {
-	unsigned long long n = 1;
+	bool exact = known && k->have_seq && seq > k->last_seq + 1;
+	unsigned long long n = exact ? seq - k->last_seq - 1 : 1;
 	char line[128];
 
-	if (known && k->have_seq && seq > k->last_seq + 1)
-		n = seq - k->last_seq - 1;
-	else if (!k->overrun)
+	if (!exact && !k->overrun)
 		return;
 	k->lost += n;
 	k->findings++;
 	k->overrun = false;
 	snprintf(line, sizeof(line), "kmsg records lost: %s%llu overwritten before they were read",
-		 known && k->have_seq ? "" : "at least ", n);
+		 exact ? "" : "at least ", n);
 	add_line(k, line);
 }
 
