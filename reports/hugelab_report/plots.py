@@ -188,15 +188,19 @@ def sweep_plot(sw):
         pts = [p for p in sw["points"] if p["lock"] == lock]
         counts = sorted({p["sessions"] for p in pts})
         for fig_name, style in (("p50", "-"), ("p99", "--"), ("max", ":")):
-            vals = [p[fig_name] for p in pts]
-            if not any(vals):
+            # A p99 of fewer than 100 samples is None (the maximum).
+            have = [p for p in pts if p[fig_name] is not None]
+            if not any(p[fig_name] for p in have):
                 continue
-            ax.plot([p["sessions"] for p in pts],
-                    [max(v, 1) / 1e6 for v in vals], linestyle="none",
-                    marker="o", markersize=3, color=LOCK_COLOR.get(lock))
-            med = [statistics.median(max(p[fig_name], 1) for p in pts
-                                     if p["sessions"] == n) for n in counts]
-            ax.plot(counts, [v / 1e6 for v in med], linestyle=style,
+            ax.plot([p["sessions"] for p in have],
+                    [max(p[fig_name], 1) / 1e6 for p in have],
+                    linestyle="none", marker="o", markersize=3,
+                    color=LOCK_COLOR.get(lock))
+            at = [n for n in counts if any(p["sessions"] == n
+                                           for p in have)]
+            med = [statistics.median(max(p[fig_name], 1) for p in have
+                                     if p["sessions"] == n) for n in at]
+            ax.plot(at, [v / 1e6 for v in med], linestyle=style,
                     color=LOCK_COLOR.get(lock),
                     label="%s %s" % (lock, fig_name))
             drawn = True

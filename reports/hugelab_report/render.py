@@ -36,6 +36,16 @@ def num(v):
     return str(v)
 
 
+def pct(m, key):
+    """A percentile of a latency summary for people: '= max' when the
+    run has too few samples for it (latency.PERCENTILE_MIN_SAMPLES: the
+    nearest-rank p99 of fewer than 100 samples is the maximum)."""
+    m = m or {}
+    if m.get(key) is None and m.get("count"):
+        return "= max"
+    return ns(m.get(key))
+
+
 def ratio(v):
     return "n/a" if v is None else "%sx" % model.sig3(v)
 
@@ -445,8 +455,13 @@ CDF_METRICS = (("faults_disrupted", "faults"),
 
 def latency_sections(lat):
     s = Section("Latency")
-    s.para("Percentiles are log2-bucket upper bounds clamped to the "
-           "maximum (workloads/SCHEMA.md).  'lock' is the kernel's "
+    s.para("Percentiles are interpolated linearly inside their log2 "
+           "bucket and clamped to the minimum and maximum "
+           "(latency.percentile, the function compare uses too); not "
+           "the bucket upper bounds the workloads print.  p99 needs 100 "
+           "samples and p99.9 1,000: with fewer they read '= max' (the "
+           "nearest-rank p99 of fewer than 100 samples is the "
+           "maximum).  'lock' is the kernel's "
            "hugetlb_fault_lock mode of the run (none: no such knob).  "
            "i_mmap holds i_mmap_rwsem in hugetlb faults only after the "
            "fault mutex and the page table allocation, and not across "
@@ -460,8 +475,8 @@ def latency_sections(lat):
                 continue
             rows.append([r["guest"], r["experiment"], r["lock"], r["mode"],
                          r["sessions"], ",".join(r["disrupt"]) or "none",
-                         m["count"], ns(m["p50"]), ns(m["p99"]),
-                         ns(m["p999"]), ns(m["max"])])
+                         m["count"], ns(m["p50"]), pct(m, "p99"),
+                         pct(m, "p999"), ns(m["max"])])
         s.table(["guest", "experiment", "lock", "mode", "sessions",
                  "disrupt", "samples", "p50", "p99", "p99.9", "max"], rows,
                 latency.METRIC_TITLES[metric])
@@ -471,7 +486,7 @@ def latency_sections(lat):
             d = o["duration"] or {}
             rows.append([r["guest"], r["experiment"], r["lock"],
                          r["sessions"], op, o["count"], ns(d.get("p50")),
-                         ns(d.get("p99")), ns(d.get("max"))])
+                         pct(d, "p99"), ns(d.get("max"))])
     s.table(["guest", "experiment", "lock", "sessions", "operation",
              "count", "p50", "p99", "max"], rows,
             "Disruptor operation durations")
@@ -494,7 +509,7 @@ def latency_sections(lat):
         s.table(["mappers", "lock", "guest", "experiment", "faults", "p50",
                  "p99", "max", "> 100 ms", "> 1 s", "> 2 s"],
                 [[p["sessions"], p["lock"], p["guest"], p["experiment"],
-                  p["count"], ns(p["p50"]), ns(p["p99"]), ns(p["max"]),
+                  p["count"], ns(p["p50"]), pct(p, "p99"), ns(p["max"]),
                   _count_range(p["over"]["100ms"]),
                   _count_range(p["over"]["1s"]),
                   _count_range(p["over"]["2s"])] for p in sw["points"]],
