@@ -9,8 +9,8 @@ import re
 import jinja2
 import markupsafe
 
-from . import (junit, latency, model, plots, postgres, savings, stats,
-               summary)
+from . import (headline, junit, latency, model, plots, postgres, savings,
+               stats, summary)
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 RUNS_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..",
@@ -44,6 +44,24 @@ def pct(m, key):
     if m.get(key) is None and m.get("count"):
         return "= max"
     return ns(m.get(key))
+
+
+def verdict_text(v):
+    """A verdict for people: its word upper case, what follows in
+    parentheses as it is ('INCONCLUSIVE (1 run)')."""
+    head, sep, rest = str(v).partition(" (")
+    return head.upper() + (" (" + rest if sep else "")
+
+
+def status_line(an):
+    """(checks, latency claims, css class of the latter) for the title:
+    the checks' status and the latency claims' apart, so that claims one
+    run cannot decide never stand under an "OK"."""
+    lat = an["headline"]["latency_claims"]
+    cls = "inconclusive" if lat.startswith("inconclusive") else "neutral"
+    if lat == "decided":
+        lat = "decided (see Headline)"
+    return an["status"].upper(), verdict_text(lat), cls
 
 
 def ratio(v):
@@ -117,9 +135,25 @@ def headline_sections(an):
                "pass" if hl["verdict"] == "ok" else "FAIL", c["checks"],
                c["failed"], c["skipped"]))
     s.table(["seed claim", "verdict", "measured"],
-            [[x["claim"], x["verdict"].upper(), x["evidence"]]
-             for x in hl["claims"]],
-            "The seed article's claims")
+            [[x["claim"], verdict_text(x["verdict"]), x["evidence"]]
+             for x in hl["claims"] if x.get("kind") != "latency"],
+            "The seed article's claims on page tables (arithmetic from "
+            "the measured bytes)")
+    s.para("Latency claims: %s. A latency claim is decided only from %d "
+           "or more runs (rounds) of one configuration in each fault-lock "
+           "mode, by the rule compare uses (every run of one side beyond "
+           "every run of the other): the 2 s stall reproduced when every "
+           "i_mmap run stalled a fault over 2 s, refuted when none did; "
+           "the per-VMA lock reproduced when every i_mmap run's worst "
+           "stall is %sx every vma run's or more, refuted when every one "
+           "is less; otherwise, and from fewer runs, inconclusive, with "
+           "the figures measured." % (
+               verdict_text(hl["latency_claims"]), headline.MIN_ROUNDS,
+               model.sig3(headline.A_LOT_BETTER)))
+    s.table(["seed claim", "verdict", "measured"],
+            [[x["claim"], verdict_text(x["verdict"]), x["evidence"]]
+             for x in hl["claims"] if x.get("kind") == "latency"],
+            "The seed article's latency claims")
     s.table(["kernel", "guest", "page mode", "segment", "sessions",
              "page tables per session", "model", "within model"],
             [[x["kernel"], x["guest"], x["mode"],
@@ -836,7 +870,8 @@ def render(run, tolerance=0.25, runs_dir=RUNS_DIR):
     an = summary.analyse(run, tolerance=tolerance)
     secs = sections(an, tolerance)
     env = environment()
-    ctx = {"an": an, "sections": secs, "counts": an["counts"]}
+    ctx = {"an": an, "sections": secs, "counts": an["counts"],
+           "status": status_line(an)}
     write_text(os.path.join(run.path, "report.md"),
                env.get_template("report.md.j2").render(**ctx))
     write_text(os.path.join(run.path, "report.html"),
