@@ -575,8 +575,11 @@ def latency_sections(lat):
                 for k in r["metrics"]}
         metrics = [d if d in have else plain for d, plain in CDF_METRICS]
         s.figure(plots.cdf_plot(lat["rows"], m, metrics),
-                 "CDF of fault and transaction latency during disruption "
-                 "(all samples when a run had no disruption), %s"
+                 "Survival (CCDF, log-log) of fault and transaction "
+                 "latency during disruption (all samples when a run had no "
+                 "disruption), %s: the fraction of samples slower than x, "
+                 "coloured by fault-lock mode as every plot (i_mmap red, "
+                 "vma blue dashed, none grey); | marks the maximum"
                  % model.MODE_TITLES[m])
     return [s]
 
