@@ -5,6 +5,7 @@ import datetime
 import json
 import os
 import re
+import sys
 
 import jinja2
 import markupsafe
@@ -587,7 +588,9 @@ def latency_sections(lat):
 def correctness_sections(cor, pv):
     out = []
     s = Section("Correctness")
-    rows = [[name, g["status"], g["kernel_warnings"], g["console_findings"],
+    rows = [[name, g["status"], g["kernel_warnings"],
+             "unreadable" if g.get("console_unreadable")
+             else g["console_findings"],
              g["result_warnings"], "yes" if g["expect_warnings"] else "no"]
             for name, g in cor["guests"].items()]
     s.table(["guest", "status", "kernel findings", "on console",
@@ -835,6 +838,10 @@ def newest_run(runs_dir):
     return max(names, key=lambda n: (run_time(runs_dir, n) or "", n))
 
 
+class LatestError(Exception):
+    """runs_dir/latest cannot be pointed at the newest run."""
+
+
 def point_latest(runs_dir):
     """Point runs_dir/latest at newest_run(runs_dir) (relative link,
     replaced atomically).  Returns (name, changed)."""
@@ -844,11 +851,23 @@ def point_latest(runs_dir):
     link = os.path.join(runs_dir, "latest")
     if os.path.islink(link) and os.readlink(link) == name:
         return name, False
+    if os.path.lexists(link) and not os.path.islink(link):
+        # A real directory or file someone put there: never replaced.
+        raise LatestError("%s is a %s, not a symlink: left as it is "
+                          "(move it away to let latest point at %s)" % (
+                              link, "directory" if os.path.isdir(link)
+                              else "file", name))
     tmp = link + ".tmp"
     if os.path.lexists(tmp):
         os.unlink(tmp)
-    os.symlink(name, tmp)
-    os.replace(tmp, link)
+    try:
+        os.symlink(name, tmp)
+        os.replace(tmp, link)
+    except OSError as e:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise LatestError("%s: cannot point it at %s: %s" % (
+            link, name, e.strerror)) from None
     return name, True
 
 
@@ -862,9 +881,11 @@ def update_latest(run_path, runs_dir=RUNS_DIR):
 
 
 def write_text(path, text):
+    """Write text atomically as UTF-8; a lone surrogate (from JSON that
+    held half a UTF-16 pair) is written as U+FFFD, not a crash."""
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
+        f.write(junit.SURROGATE_RE.sub("\ufffd", text))
     os.replace(tmp, path)
 
 
@@ -884,5 +905,9 @@ def render(run, tolerance=0.25, runs_dir=RUNS_DIR):
                "\n")
     junit.write(an["checks"], os.path.join(run.path, "junit.xml"),
                 "hugelab.%s" % run.run_id)
-    update_latest(run.path, runs_dir)
+    try:
+        update_latest(run.path, runs_dir)
+    except LatestError as e:
+        # The report is written; only the link is stale.
+        print("hugelab-report: latest not updated: %s" % e, file=sys.stderr)
     return an
