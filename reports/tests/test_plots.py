@@ -64,10 +64,15 @@ def test_one_colour_per_fault_lock_mode_in_every_plot(tmp_path, figures):
     n = len(lock_lines(figures))
     render.render(rundir.load(sweep_with_locks(tmp_path)),
                   runs_dir=str(tmp_path))
+    pts = [{"lock": lock, "sessions": n, "p50": 1e6 * n, "p99": None,
+            "max": 4e6 * n} for lock in ("i_mmap", "vma")
+           for n in (100, 1000)]
+    plots.sweep_plot({"points": pts, "mode": "2m-skewed",
+                      "disrupt": ["punch"]})
     lines = lock_lines(figures)
-    assert len(lines) > n, "the sweep plot's lines"
+    assert len(lines) > n, "the sweep fixture's and the sweep plot's lines"
     plotted = {i for i, _, _ in lines}
-    assert len(plotted) >= 3, "the survival, CDF and sweep plots"
+    assert len(plotted) >= 4, "the survival, CDF and sweep plots"
     assert {lock for _, lock, _ in lines} >= {"i_mmap", "vma"}
     for i, lock, colour in lines:
         assert colour == mcolors.to_hex(plots.LOCK_COLOR[lock]), (i, lock)
