@@ -5,7 +5,9 @@ and the stalls over 100 ms / 1 s / 2 s per fault-lock mode, the
 correctness verdict, and one line per claim of the seed article
 (/work/shared/seeds/000-article.md): reproduced, refuted, extrapolated
 (an arithmetic consequence of a smaller measurement, never "reproduced")
-or not measured, with the number."""
+or not measured, with the number.  The two latency claims are decided
+only from MIN_ROUNDS or more runs of one configuration in each
+fault-lock mode; from fewer they are "inconclusive (N runs)"."""
 
 import math
 from collections import defaultdict
@@ -141,8 +143,11 @@ def correctness(an):
     return out
 
 
-def claims(an, st):
-    """One line per seed claim: (claim, verdict, evidence)."""
+def claims(an, st=None):
+    """One line per seed claim: (claim, verdict, evidence); the latency
+    claims (kind "latency") from latency_claims.  `st` (the stall rows)
+    is no longer used: the latency claims group the latency rows by
+    configuration themselves."""
     out = []
     sav = an["savings"]
     est = [e["bytes_per_pmd_page"] for e in
