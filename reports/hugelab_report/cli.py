@@ -176,7 +176,10 @@ def do_compare(a):
 def do_latest(a):
     if not os.path.isdir(a.runs_dir):
         raise rundir.RunDirError("%s: not a directory" % a.runs_dir)
-    name, changed = render.point_latest(a.runs_dir)
+    try:
+        name, changed = render.point_latest(a.runs_dir)
+    except render.LatestError as e:
+        raise rundir.RunDirError(str(e)) from None
     if name is None:
         raise rundir.RunDirError("%s: no run directory" % a.runs_dir)
     print("%s/latest -> %s (%s)" % (a.runs_dir, name,

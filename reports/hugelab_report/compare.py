@@ -295,10 +295,10 @@ def run_figures(run):
             if not s:
                 continue
             lat = f["latency"]
-            lat[(label, "p50")] = stats.percentile_interp(h, 50)
+            lat[(label, "p50")] = latency.percentile(h, 50)
             lat[(label, "max")] = s["max"]
             if n >= MIN_SAMPLES:
-                lat[(label, "p99")] = stats.percentile_interp(h, 99)
+                lat[(label, "p99")] = latency.percentile(h, 99)
             if label in COUNT_METRICS:
                 for t, name in stats.STALL_THRESHOLDS:
                     lat[(label, "over_" + name)] = stats.count_over(h, t)[0]

@@ -189,10 +189,15 @@ def guest_of(g):
             "%d findings (expected some)" % warnings,
             output="\n".join(excerpt or result_excerpt)))
     else:
+        # An unreadable console says nothing about warnings: the check
+        # fails with the reason, never passes as a clean guest.
         checks.insert(1, _check(
-            suite, "%s no kernel warnings" % g.name, warnings == 0,
-            "%d findings on the console, %d in results" % (
-                count, result_warnings),
+            suite, "%s no kernel warnings" % g.name,
+            warnings == 0 and not g.console_error,
+            ("%d findings on the console, %d in results" % (
+                count, result_warnings)) +
+            ("; console unreadable (%s): its findings are unknown" %
+             g.console_error if g.console_error else ""),
             output="\n".join(excerpt or result_excerpt)))
     return {
         "status": g.status,
@@ -200,6 +205,7 @@ def guest_of(g):
                             g.doc.get("console_excerpt") or []],
         "kernel_warnings": warnings,
         "console_findings": count,
+        "console_unreadable": g.console_error,
         "result_warnings": result_warnings,
         "expect_warnings": bool(expect),
         "warning_excerpt": excerpt or result_excerpt[:MAX_EXCERPT],

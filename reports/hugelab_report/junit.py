@@ -18,14 +18,19 @@ ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]"
                      r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
                      r"|\x1b[@-Z\\-_]")
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# A lone UTF-16 surrogate (JSON "\ud800" without its pair): no UTF-8
+# encoding exists, so writing it would crash; it becomes U+FFFD.
+SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def plain_text(text):
     """text without ANSI escape sequences and control characters (tab and
-    newline kept; a carriage return becomes nothing)."""
+    newline kept; a carriage return becomes nothing), a lone surrogate
+    as U+FFFD."""
     if text is None:
         return None
-    return CONTROL_RE.sub("", ANSI_RE.sub("", str(text)))
+    return SURROGATE_RE.sub("\ufffd", CONTROL_RE.sub(
+        "", ANSI_RE.sub("", str(text))))
 
 
 def suites_of(checks, name):
@@ -57,6 +62,6 @@ def to_string(checks, name):
 
 
 def write(checks, path, name):
-    text = to_string(checks, name)
+    text = SURROGATE_RE.sub("\ufffd", to_string(checks, name))
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)

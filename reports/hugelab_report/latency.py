@@ -30,6 +30,64 @@ STALL_METRICS = ("faulting_disrupted", "faults_disrupted",
                  "transactions")
 
 
+# Samples a percentile needs to be shown as a figure of its own: with
+# fewer than 100 the nearest-rank p99 is the maximum itself (and p99.9
+# below 1,000), so an interpolated value would look like a difference
+# from the max that no sample shows.
+PERCENTILE_MIN_SAMPLES = {50: 1, 99: 100, 99.9: 1000}
+
+
+def percentile(hist, q):
+    """The reports' one percentile of a log2 histogram (render's tables,
+    the headline and compare's figures all use this function): rank
+    q/100 x N, interpolated linearly inside the log2 bucket holding it
+    (its samples taken as spread evenly over [upper/2, upper],
+    stats.bucket_lower), clamped to the histogram's min and max.  Not the
+    bucket upper bound the workloads print as their own p50/p99 keys
+    (workloads/SCHEMA.md): that jumps 2x when a distribution moves a few
+    percent across a bucket boundary, and it made render and compare
+    disagree on one run.  None for an empty histogram.  Whether the
+    sample count supports q is summary's business
+    (PERCENTILE_MIN_SAMPLES)."""
+    bs = stats.buckets(hist)
+    n = sum(k for _, k in bs)
+    if not n:
+        return None
+    rank = q / 100.0 * n
+    seen = 0
+    value = bs[-1][0]
+    for u, k in bs:
+        if seen + k >= rank:
+            lo = stats.bucket_lower(u)
+            value = lo + (u - lo) * max(0.0, rank - seen) / k
+            break
+        seen += k
+    mn, mx = hist.get("min"), hist.get("max")
+    if isinstance(mx, (int, float)):
+        value = min(value, mx)
+    if isinstance(mn, (int, float)):
+        value = max(value, mn)
+    return value
+
+
+def summary(hist):
+    """count, mean, p50, p99, p999 and max of a histogram (None when it is
+    empty), percentiles by `percentile`; p99 is None with fewer than 100
+    samples and p999 with fewer than 1,000 (PERCENTILE_MIN_SAMPLES; the
+    report then shows the maximum in their place)."""
+    if not isinstance(hist, dict) or not stats.hist_count(hist):
+        return None
+    n = stats.hist_count(hist)
+    out = {"count": n, "mean": stats.hist_mean(hist)}
+    for key, q in (("p50", 50), ("p99", 99), ("p999", 99.9)):
+        out[key] = (percentile(hist, q) if n >= PERCENTILE_MIN_SAMPLES[q]
+                    else None)
+    mx = hist.get("max")
+    out["max"] = (mx if isinstance(mx, (int, float))
+                  else stats.buckets(hist)[-1][0])
+    return out
+
+
 def lock_family(mode):
     """'i_mmap', 'vma' or the mode itself ('none' for no knob)."""
     if not mode:
@@ -81,12 +139,12 @@ def rows_of(run):
         cfg = r.config
         metrics = {}
         for label, path in METRICS:
-            s = stats.summary(r.get(*path))
+            s = summary(r.get(*path))
             if s:
                 metrics[label] = s
         ops = {}
         for op, d in sorted((r.get("disruptor", "ops") or {}).items()):
-            s = stats.summary((d or {}).get("duration"))
+            s = summary((d or {}).get("duration"))
             ops[op] = {"count": (d or {}).get("count", 0), "duration": s}
         if not metrics and not ops:
             continue
@@ -105,6 +163,12 @@ def rows_of(run):
     rows.sort(key=lambda x: (x["guest"], x["lock"], x["sessions"] or 0,
                              x["experiment"]))
     return rows
+
+
+def _ratio(a, b):
+    """a / b; None when either is missing (a p99 of fewer than 100
+    samples) or b is 0."""
+    return a / b if a is not None and b else None
 
 
 def ratios_of(rows):
@@ -132,8 +196,8 @@ def ratios_of(rows):
                     "disrupt": list(key[3]), "metric": metric,
                     "p99_i_mmap": a["p99"], "p99_vma": b["p99"],
                     "max_i_mmap": a["max"], "max_vma": b["max"],
-                    "p99_ratio": a["p99"] / b["p99"] if b["p99"] else None,
-                    "max_ratio": a["max"] / b["max"] if b["max"] else None,
+                    "p99_ratio": _ratio(a["p99"], b["p99"]),
+                    "max_ratio": _ratio(a["max"], b["max"]),
                 })
     out.sort(key=lambda x: (x["mode"] or "", x["sessions"] or 0, x["i_mmap"],
                             x["vma"]))

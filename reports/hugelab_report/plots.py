@@ -22,6 +22,15 @@ MODE_STYLE = {"4k": ("tab:red", "s"), "2m-aligned": ("tab:green", "o"),
               "2m-private": ("tab:purple", "v"), "1g": ("tab:blue", "D")}
 
 
+# The one colour of each fault-lock mode in every plot (survival, the
+# distribution panels, the mapper sweeps); a mode not listed is black.
+LOCK_COLOR = {"i_mmap": "tab:red", "vma": "tab:blue", "none": "tab:gray"}
+
+
+def lock_color(lock):
+    return LOCK_COLOR.get(lock, "black")
+
+
 def to_svg(fig):
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
@@ -70,8 +79,12 @@ def savings_plot(fits, guest):
 
 
 def cdf_plot(rows, mode, metrics):
-    """CDFs for one page mode: one panel per metric, one line per result
-    (all guests, so fault-lock modes show side by side; vma dashed)."""
+    """Distribution panels for one page mode: one panel per metric, one
+    line per result (all guests, so fault-lock modes show side by side),
+    as survival curves (fraction of samples slower than x, the
+    complementary CDF) on log-log axes, so that the tail a linear CDF
+    axis squeezes into its top pixel shows; coloured by fault-lock mode
+    (LOCK_COLOR, as every plot), vma dashed, | the maximum."""
     metrics = [m for m in metrics if any(
         r["mode"] == mode and m in r["metrics"] for r in rows)]
     if not metrics:
@@ -80,30 +93,38 @@ def cdf_plot(rows, mode, metrics):
                              figsize=(4.2 * len(metrics) + 0.6, 3.8))
     for ax, metric in zip(axes[0], metrics):
         path = dict(latency.METRICS)[metric]
+        n_max = 1
         for r in rows:
             if r["mode"] != mode:
                 continue
-            xs, ys = stats.cdf(r["_result"].get(*path))
+            h = r["_result"].get(*path)
+            xs, ys = survival(h)
             if not xs:
                 continue
+            n = stats.hist_count(h)
+            n_max = max(n_max, n)
             label = "%s: %s, %s sess. (%s)" % (
                 r["guest"], r["lock"], r["sessions"], r["experiment"])
+            color = lock_color(r["lock"])
             ax.step([x / 1000.0 for x in xs], ys, where="post", label=label,
+                    color=color,
                     linestyle="--" if r["lock"] == "vma" else "-")
+            ax.plot([r["metrics"][metric]["max"] / 1000.0], [1.0 / n],
+                    marker="|", markersize=8, color=color)
         ax.set_xscale("log")
-        ax.set_xlabel("latency (us, log2 bucket upper bounds)")
-        ax.set_ylim(0, 1.01)
+        ax.set_yscale("log")
+        ax.set_ylim(0.5 / n_max, 1.5)
+        ax.set_xlabel("latency x (us, log2 bucket bounds)")
         ax.grid(True, linewidth=0.3)
         ax.set_title(latency.METRIC_TITLES[metric], fontsize=8)
-    axes[0][0].set_ylabel("fraction of samples")
-    axes[0][-1].legend(fontsize=6, loc="lower right")
+    axes[0][0].set_ylabel("fraction of samples slower than x")
+    axes[0][-1].legend(fontsize=6, loc="lower left")
     fig.suptitle(model.MODE_TITLES.get(mode, mode), fontsize=9)
     fig.subplots_adjust(top=0.84, wspace=0.22)
     return to_svg(fig)
 
 
 SEED_STALL_MS = 2000.0
-LOCK_COLOR = {"i_mmap": "tab:red", "vma": "tab:blue", "none": "tab:gray"}
 
 
 def survival(hist):
@@ -149,11 +170,11 @@ def ccdf_plot(rows, mode, metrics):
         label = "%s: %s, %s sess. (%s, %s)" % (
             r["guest"], r["lock"], r["sessions"], r["experiment"], m)
         ax.step([x / 1e6 for x in xs], ys, where="post", label=label,
-                color=LOCK_COLOR.get(r["lock"]),
+                color=lock_color(r["lock"]),
                 linestyle="--" if r["lock"] == "vma" else "-")
         mx = r["metrics"][m]["max"]
         ax.plot([mx / 1e6], [1.0 / stats.hist_count(h)], marker="|",
-                markersize=8, color=LOCK_COLOR.get(r["lock"]))
+                markersize=8, color=lock_color(r["lock"]))
         drawn = True
     if not drawn:
         plt.close(fig)
@@ -188,16 +209,20 @@ def sweep_plot(sw):
         pts = [p for p in sw["points"] if p["lock"] == lock]
         counts = sorted({p["sessions"] for p in pts})
         for fig_name, style in (("p50", "-"), ("p99", "--"), ("max", ":")):
-            vals = [p[fig_name] for p in pts]
-            if not any(vals):
+            # A p99 of fewer than 100 samples is None (the maximum).
+            have = [p for p in pts if p[fig_name] is not None]
+            if not any(p[fig_name] for p in have):
                 continue
-            ax.plot([p["sessions"] for p in pts],
-                    [max(v, 1) / 1e6 for v in vals], linestyle="none",
-                    marker="o", markersize=3, color=LOCK_COLOR.get(lock))
-            med = [statistics.median(max(p[fig_name], 1) for p in pts
-                                     if p["sessions"] == n) for n in counts]
-            ax.plot(counts, [v / 1e6 for v in med], linestyle=style,
-                    color=LOCK_COLOR.get(lock),
+            ax.plot([p["sessions"] for p in have],
+                    [max(p[fig_name], 1) / 1e6 for p in have],
+                    linestyle="none", marker="o", markersize=3,
+                    color=lock_color(lock))
+            at = [n for n in counts if any(p["sessions"] == n
+                                           for p in have)]
+            med = [statistics.median(max(p[fig_name], 1) for p in have
+                                     if p["sessions"] == n) for n in at]
+            ax.plot(at, [v / 1e6 for v in med], linestyle=style,
+                    color=lock_color(lock),
                     label="%s %s" % (lock, fig_name))
             drawn = True
     if not drawn:

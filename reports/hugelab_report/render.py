@@ -5,12 +5,13 @@ import datetime
 import json
 import os
 import re
+import sys
 
 import jinja2
 import markupsafe
 
-from . import (junit, latency, model, plots, postgres, savings, stats,
-               summary)
+from . import (headline, junit, latency, model, plots, postgres, savings,
+               stats, summary)
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 RUNS_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..",
@@ -34,6 +35,34 @@ def num(v):
     if isinstance(v, float):
         return model.sig3(v)
     return str(v)
+
+
+def pct(m, key):
+    """A percentile of a latency summary for people: '= max' when the
+    run has too few samples for it (latency.PERCENTILE_MIN_SAMPLES: the
+    nearest-rank p99 of fewer than 100 samples is the maximum)."""
+    m = m or {}
+    if m.get(key) is None and m.get("count"):
+        return "= max"
+    return ns(m.get(key))
+
+
+def verdict_text(v):
+    """A verdict for people: its word upper case, what follows in
+    parentheses as it is ('INCONCLUSIVE (1 run)')."""
+    head, sep, rest = str(v).partition(" (")
+    return head.upper() + (" (" + rest if sep else "")
+
+
+def status_line(an):
+    """(checks, latency claims, css class of the latter) for the title:
+    the checks' status and the latency claims' apart, so that claims one
+    run cannot decide never stand under an "OK"."""
+    lat = an["headline"]["latency_claims"]
+    cls = "inconclusive" if lat.startswith("inconclusive") else "neutral"
+    if lat == "decided":
+        lat = "decided (see Headline)"
+    return an["status"].upper(), verdict_text(lat), cls
 
 
 def ratio(v):
@@ -107,9 +136,25 @@ def headline_sections(an):
                "pass" if hl["verdict"] == "ok" else "FAIL", c["checks"],
                c["failed"], c["skipped"]))
     s.table(["seed claim", "verdict", "measured"],
-            [[x["claim"], x["verdict"].upper(), x["evidence"]]
-             for x in hl["claims"]],
-            "The seed article's claims")
+            [[x["claim"], verdict_text(x["verdict"]), x["evidence"]]
+             for x in hl["claims"] if x.get("kind") != "latency"],
+            "The seed article's claims on page tables (arithmetic from "
+            "the measured bytes)")
+    s.para("Latency claims: %s. A latency claim is decided only from %d "
+           "or more runs (rounds) of one configuration in each fault-lock "
+           "mode, by the rule compare uses (every run of one side beyond "
+           "every run of the other): the 2 s stall reproduced when every "
+           "i_mmap run stalled a fault over 2 s, refuted when none did; "
+           "the per-VMA lock reproduced when every i_mmap run's worst "
+           "stall is %sx every vma run's or more, refuted when every one "
+           "is less; otherwise, and from fewer runs, inconclusive, with "
+           "the figures measured." % (
+               verdict_text(hl["latency_claims"]), headline.MIN_ROUNDS,
+               model.sig3(headline.A_LOT_BETTER)))
+    s.table(["seed claim", "verdict", "measured"],
+            [[x["claim"], verdict_text(x["verdict"]), x["evidence"]]
+             for x in hl["claims"] if x.get("kind") == "latency"],
+            "The seed article's latency claims")
     s.table(["kernel", "guest", "page mode", "segment", "sessions",
              "page tables per session", "model", "within model"],
             [[x["kernel"], x["guest"], x["mode"],
@@ -445,8 +490,13 @@ CDF_METRICS = (("faults_disrupted", "faults"),
 
 def latency_sections(lat):
     s = Section("Latency")
-    s.para("Percentiles are log2-bucket upper bounds clamped to the "
-           "maximum (workloads/SCHEMA.md).  'lock' is the kernel's "
+    s.para("Percentiles are interpolated linearly inside their log2 "
+           "bucket and clamped to the minimum and maximum "
+           "(latency.percentile, the function compare uses too); not "
+           "the bucket upper bounds the workloads print.  p99 needs 100 "
+           "samples and p99.9 1,000: with fewer they read '= max' (the "
+           "nearest-rank p99 of fewer than 100 samples is the "
+           "maximum).  'lock' is the kernel's "
            "hugetlb_fault_lock mode of the run (none: no such knob).  "
            "i_mmap holds i_mmap_rwsem in hugetlb faults only after the "
            "fault mutex and the page table allocation, and not across "
@@ -460,8 +510,8 @@ def latency_sections(lat):
                 continue
             rows.append([r["guest"], r["experiment"], r["lock"], r["mode"],
                          r["sessions"], ",".join(r["disrupt"]) or "none",
-                         m["count"], ns(m["p50"]), ns(m["p99"]),
-                         ns(m["p999"]), ns(m["max"])])
+                         m["count"], ns(m["p50"]), pct(m, "p99"),
+                         pct(m, "p999"), ns(m["max"])])
         s.table(["guest", "experiment", "lock", "mode", "sessions",
                  "disrupt", "samples", "p50", "p99", "p99.9", "max"], rows,
                 latency.METRIC_TITLES[metric])
@@ -471,7 +521,7 @@ def latency_sections(lat):
             d = o["duration"] or {}
             rows.append([r["guest"], r["experiment"], r["lock"],
                          r["sessions"], op, o["count"], ns(d.get("p50")),
-                         ns(d.get("p99")), ns(d.get("max"))])
+                         pct(d, "p99"), ns(d.get("max"))])
     s.table(["guest", "experiment", "lock", "sessions", "operation",
              "count", "p50", "p99", "max"], rows,
             "Disruptor operation durations")
@@ -494,7 +544,7 @@ def latency_sections(lat):
         s.table(["mappers", "lock", "guest", "experiment", "faults", "p50",
                  "p99", "max", "> 100 ms", "> 1 s", "> 2 s"],
                 [[p["sessions"], p["lock"], p["guest"], p["experiment"],
-                  p["count"], ns(p["p50"]), ns(p["p99"]), ns(p["max"]),
+                  p["count"], ns(p["p50"]), pct(p, "p99"), ns(p["max"]),
                   _count_range(p["over"]["100ms"]),
                   _count_range(p["over"]["1s"]),
                   _count_range(p["over"]["2s"])] for p in sw["points"]],
@@ -526,8 +576,11 @@ def latency_sections(lat):
                 for k in r["metrics"]}
         metrics = [d if d in have else plain for d, plain in CDF_METRICS]
         s.figure(plots.cdf_plot(lat["rows"], m, metrics),
-                 "CDF of fault and transaction latency during disruption "
-                 "(all samples when a run had no disruption), %s"
+                 "Survival (CCDF, log-log) of fault and transaction "
+                 "latency during disruption (all samples when a run had no "
+                 "disruption), %s: the fraction of samples slower than x, "
+                 "coloured by fault-lock mode as every plot (i_mmap red, "
+                 "vma blue dashed, none grey); | marks the maximum"
                  % model.MODE_TITLES[m])
     return [s]
 
@@ -535,7 +588,9 @@ def latency_sections(lat):
 def correctness_sections(cor, pv):
     out = []
     s = Section("Correctness")
-    rows = [[name, g["status"], g["kernel_warnings"], g["console_findings"],
+    rows = [[name, g["status"], g["kernel_warnings"],
+             "unreadable" if g.get("console_unreadable")
+             else g["console_findings"],
              g["result_warnings"], "yes" if g["expect_warnings"] else "no"]
             for name, g in cor["guests"].items()]
     s.table(["guest", "status", "kernel findings", "on console",
@@ -783,6 +838,10 @@ def newest_run(runs_dir):
     return max(names, key=lambda n: (run_time(runs_dir, n) or "", n))
 
 
+class LatestError(Exception):
+    """runs_dir/latest cannot be pointed at the newest run."""
+
+
 def point_latest(runs_dir):
     """Point runs_dir/latest at newest_run(runs_dir) (relative link,
     replaced atomically).  Returns (name, changed)."""
@@ -792,11 +851,23 @@ def point_latest(runs_dir):
     link = os.path.join(runs_dir, "latest")
     if os.path.islink(link) and os.readlink(link) == name:
         return name, False
+    if os.path.lexists(link) and not os.path.islink(link):
+        # A real directory or file someone put there: never replaced.
+        raise LatestError("%s is a %s, not a symlink: left as it is "
+                          "(move it away to let latest point at %s)" % (
+                              link, "directory" if os.path.isdir(link)
+                              else "file", name))
     tmp = link + ".tmp"
     if os.path.lexists(tmp):
         os.unlink(tmp)
-    os.symlink(name, tmp)
-    os.replace(tmp, link)
+    try:
+        os.symlink(name, tmp)
+        os.replace(tmp, link)
+    except OSError as e:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise LatestError("%s: cannot point it at %s: %s" % (
+            link, name, e.strerror)) from None
     return name, True
 
 
@@ -810,9 +881,11 @@ def update_latest(run_path, runs_dir=RUNS_DIR):
 
 
 def write_text(path, text):
+    """Write text atomically as UTF-8; a lone surrogate (from JSON that
+    held half a UTF-16 pair) is written as U+FFFD, not a crash."""
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
+        f.write(junit.SURROGATE_RE.sub("\ufffd", text))
     os.replace(tmp, path)
 
 
@@ -821,7 +894,8 @@ def render(run, tolerance=0.25, runs_dir=RUNS_DIR):
     an = summary.analyse(run, tolerance=tolerance)
     secs = sections(an, tolerance)
     env = environment()
-    ctx = {"an": an, "sections": secs, "counts": an["counts"]}
+    ctx = {"an": an, "sections": secs, "counts": an["counts"],
+           "status": status_line(an)}
     write_text(os.path.join(run.path, "report.md"),
                env.get_template("report.md.j2").render(**ctx))
     write_text(os.path.join(run.path, "report.html"),
@@ -831,5 +905,9 @@ def render(run, tolerance=0.25, runs_dir=RUNS_DIR):
                "\n")
     junit.write(an["checks"], os.path.join(run.path, "junit.xml"),
                 "hugelab.%s" % run.run_id)
-    update_latest(run.path, runs_dir)
+    try:
+        update_latest(run.path, runs_dir)
+    except LatestError as e:
+        # The report is written; only the link is stale.
+        print("hugelab-report: latest not updated: %s" % e, file=sys.stderr)
     return an

@@ -79,7 +79,7 @@ class Guest:
     """guest.json plus its console log and results."""
 
     def __init__(self, name, path, doc, console, results, missing,
-                 unreadable=None):
+                 unreadable=None, console_error=None):
         self.name = name
         self.path = path
         self.doc = doc
@@ -90,6 +90,8 @@ class Guest:
         # no JSON object (empty or cut short: a workload killed while it
         # wrote, a guest that died)
         self.unreadable = unreadable or {}
+        # why console.log is there but could not be read, else None
+        self.console_error = console_error
 
     @property
     def status(self):
@@ -152,11 +154,17 @@ def _load_guest(gdir, name):
         raise RunDirError("%s: schema is %r, want %r"
                           % (gpath, doc.get("schema"), GUEST_SCHEMA))
     _require(doc, gpath, ("name", "status"))
-    console = None
+    console, console_error = None, None
     cpath = os.path.join(gdir, "console.log")
-    if os.path.exists(cpath):
-        with open(cpath, encoding="utf-8", errors="replace") as f:
-            console = f.read()
+    if os.path.lexists(cpath):
+        # There but unreadable (a symlink loop or to nowhere, a
+        # directory): recorded, never taken as an absent, clean console.
+        try:
+            with open(cpath, encoding="utf-8", errors="replace") as f:
+                console = f.read()
+        except OSError as e:
+            console_error = "console.log unreadable: %s" % (
+                e.strerror or e)
     # Results named by guest.json first (in its order), then any other
     # results/*.json the guest left.
     paths, missing = [], []
@@ -193,7 +201,8 @@ def _load_guest(gdir, name):
             key = exp or rname
             missing.append(key)
             unreadable[key] = str(e).replace(gdir + os.sep, "")
-    return Guest(name, gdir, doc, console, results, missing, unreadable)
+    return Guest(name, gdir, doc, console, results, missing, unreadable,
+                 console_error)
 
 
 def load(path):
@@ -287,7 +296,8 @@ def side_view(run, side):
         doc = dict(g.doc, name=pair)
         results = [Result(pair, r.name, r.path, r.doc) for r in g.results]
         guests.append(Guest(pair, g.path, doc, g.console, results,
-                            g.missing_results, g.unreadable))
+                            g.missing_results, g.unreadable,
+                            g.console_error))
         renamed[g.name] = pair
         inv = (run.manifest.get("inventory") or {}).get(g.name)
         if inv is not None:

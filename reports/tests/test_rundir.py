@@ -156,3 +156,80 @@ def test_relative_path_loads_each_result_once(real_run, monkeypatch):
         paths = [r.path for r in g.results]
         assert len(paths) == len(set(paths))
         assert all(os.path.isabs(p) for p in paths)
+
+
+def test_latest_over_a_real_directory(tmp_path, real_run, capsys):
+    """Issue 29: runs/latest a real directory (not a symlink): `latest`
+    gave a traceback and left latest.tmp.  Now exit 2 with one line,
+    the directory untouched, no latest.tmp; render still writes its
+    report and says latest was not updated."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    run = shutil.copytree(real_run, runs / "20261203T000000Z")
+    (runs / "latest").mkdir()
+    (runs / "latest" / "keep").write_text("x")
+    assert rc("latest", str(runs)) == 2
+    err = capsys.readouterr().err
+    assert "latest" in err and "not a symlink" in err
+    assert "Traceback" not in err
+    assert not os.path.lexists(runs / "latest.tmp")
+    assert (runs / "latest" / "keep").read_text() == "x"
+    assert rc("render", str(run), "--runs-dir", str(runs)) == 0
+    err = capsys.readouterr().err
+    assert "latest not updated" in err and "not a symlink" in err
+    assert os.path.exists(os.path.join(run, "report.html"))
+    assert not os.path.lexists(runs / "latest.tmp")
+    # A regular file is not replaced either; a symlink is.
+    shutil.rmtree(runs / "latest")
+    (runs / "latest").write_text("notes")
+    assert rc("latest", str(runs)) == 2
+    assert (runs / "latest").read_text() == "notes"
+    os.unlink(runs / "latest")
+    os.symlink("elsewhere", runs / "latest")
+    assert rc("latest", str(runs)) == 0
+    assert os.readlink(runs / "latest") == "20261203T000000Z"
+
+
+def test_lone_surrogate_in_an_excerpt(real_run, tmp_path):
+    """Issue 29: a lone surrogate (JSON "\\ud800", a console cut inside a
+    UTF-16 pair) in a console excerpt, a kernel log excerpt or a failure
+    message crashed render (UnicodeEncodeError writing report.md).  It is
+    written as U+FFFD."""
+    run = rundir.load(real_run)
+    g = run.guests[0]
+    gj = load_json(os.path.join(g.path, "guest.json"))
+    gj["console_excerpt"] = ["before \ud800 after"]
+    gj["kernel_log"] = {"warnings": 1, "excerpt": ["WARNING: x \udfff y"]}
+    dump_json(os.path.join(g.path, "guest.json"), gj)
+    r = g.results[0]
+    r.doc["failures"] = ["odd \ud834 failure"]
+    r.doc["status"] = "fail"
+    dump_json(r.path, r.doc)
+    assert rc("render", real_run, "--runs-dir", str(tmp_path)) == 0
+    for f in ("report.md", "report.html", "junit.xml", "summary.json"):
+        text = open(os.path.join(real_run, f), encoding="utf-8").read()
+        assert "before" in text or f == "summary.json", f
+    md = open(os.path.join(real_run, "report.md"), encoding="utf-8").read()
+    assert "before \ufffd after" in md
+    assert "odd \ufffd failure" in md
+
+
+def test_unreadable_console_is_a_finding(real_run, tmp_path):
+    """Issue 29: a console.log that cannot be read (a symlink loop, a
+    directory) was taken as absent: no findings, a clean guest.  It is a
+    failed check naming the console unreadable."""
+    run = rundir.load(real_run)
+    g = [g for g in run.guests if not (g.doc.get("expect") or {})][0]
+    cpath = os.path.join(g.path, "console.log")
+    if os.path.lexists(cpath):
+        os.unlink(cpath)
+    os.symlink("console.log", cpath)            # a loop
+    loaded = [x for x in rundir.load(real_run).guests
+              if x.name == g.name][0]
+    assert loaded.console is None and "unreadable" in loaded.console_error
+    assert rc("render", real_run, "--runs-dir", str(tmp_path)) == 0
+    s = load_json(os.path.join(real_run, "summary.json"))
+    (c,) = [c for c in s["checks"]
+            if c["name"] == "%s no kernel warnings" % g.name]
+    assert c["status"] == "fail" and "console unreadable" in c["message"]
+    assert s["correctness"]["guests"][g.name]["console_unreadable"]
