@@ -1,0 +1,86 @@
+"""Issue 29, compare part: each case of the issue reproduced on copies of
+the committed regression fixtures (tests/fixtures/regress), before and
+after the change."""
+
+import os
+import shutil
+
+import pytest
+from conftest import dump_json, load_json
+
+import regress_golden as rg
+from hugelab_report import cli, compare
+
+FAULTLOCK = [n for n in rg.fixtures() if n.startswith("faultlock-2")][0]
+AA = [n for n in rg.fixtures() if n.startswith("aa-")][0]
+CANARY = [n for n in rg.fixtures() if n.startswith("canary-")][0]
+REVERSE = [n for n in rg.fixtures() if n.startswith("faultlock-reverse")][0]
+
+
+def rounds(name, tmp_path):
+    """Writable copies of a regression fixture's rounds, in round order."""
+    dest = str(tmp_path / name)
+    shutil.copytree(os.path.join(rg.FIXTURES, name), dest)
+    return rg.rounds_of(dest)
+
+
+def twin_results(run, side):
+    """{experiment: path} of the `side` twin of one round."""
+    g = os.path.join(run, "guests", "hl-rg-" + side[:4])
+    return {f[:-5]: os.path.join(g, "results", f)
+            for f in os.listdir(os.path.join(g, "results"))}
+
+
+def edit(path, fn):
+    doc = load_json(path)
+    fn(doc)
+    dump_json(path, doc)
+
+
+def run(argv, capsys):
+    code = cli.main(argv)
+    err = capsys.readouterr().err
+    return code, err
+
+
+def one_line(err):
+    lines = err.strip().splitlines()
+    return len(lines) == 1 and "Traceback" not in err
+
+
+# --- 3. a crash is exit 2, one line, never 1 --------------------------------
+def test_console_log_that_is_a_directory_is_exit_2(tmp_path, capsys):
+    rs = rounds(AA, tmp_path)
+    c = os.path.join(rs[0], "guests", "hl-rg-cand", "console.log")
+    os.unlink(c)
+    os.mkdir(c)
+    code, err = run(["compare", "--twins"] + rs + ["--out",
+                                                   str(tmp_path / "o")],
+                    capsys)
+    assert code == 2 and one_line(err), err
+
+
+def test_unwritable_compare_md_is_exit_2(tmp_path, capsys):
+    rs = rounds(AA, tmp_path)
+    out = tmp_path / "o"
+    (out / "compare.md.tmp").mkdir(parents=True)
+    code, err = run(["compare", "--twins"] + rs + ["--out", str(out)],
+                    capsys)
+    assert code == 2 and one_line(err), err
+
+
+def test_internal_error_is_exit_2(tmp_path, capsys, monkeypatch):
+    rs = rounds(AA, tmp_path)
+
+    def boom(*a, **k):
+        raise RuntimeError("bug")
+    monkeypatch.setattr(compare, "compare", boom)
+    code, err = run(["compare", "--twins"] + rs + ["--out",
+                                                   str(tmp_path / "o")],
+                    capsys)
+    assert code == 2 and one_line(err) and "bug" in err, err
+
+
+def test_bad_option_is_exit_2_on_one_line(capsys):
+    code, err = run(["compare", "--threshold", "x", "a", "b"], capsys)
+    assert code == 2 and one_line(err), err
