@@ -38,15 +38,19 @@ import math
 import random
 import statistics
 
-from . import latency, model, stats, summary
+import numpy as np
+
+from . import latency, maxt, model, stats, summary
 from .savings import NOISE_PAGES, counter_keys
 
-SCHEMA = "hugelab.compare/2"
+SCHEMA = "hugelab.compare/3"
 MIN_SAMPLES = 20            # p99 of a run needs this many samples
 LATENCY_STATS = ("p50", "p99", "max")
 COUNT_METRICS = ("faults", "faults_disrupted", "faulting_disrupted")
 DEFAULT_THRESHOLD = 0.25
 DEFAULT_COUNT_SLACK = 1
+# Family-wise false-alarm bound of the latency verdict, per direction.
+ALPHA = 0.05
 # Assignments of the runs to the two sides the noise floor tries: all of
 # them up to this many (C(2R, R): 20 at R = 3, 12,870 at R = 8), else
 # this many drawn at random with a fixed seed.
@@ -157,82 +161,101 @@ def labelings(nb, nc, limit=MAX_LABELINGS):
     return sorted(seen), True
 
 
-def noise_floor(items, nb, nc, threshold, limit=MAX_LABELINGS):
-    """The largest separation score any figure reaches under an assignment
-    of the runs other than the observed one, per direction: what these
-    runs' own noise can produce.  items: latency items with a value in
-    every run (`baseline` nb values, `candidate` nc, in run order) and
-    their `slack`.  Returns {"regression": {...} or None, "improved":
-    ..., "labelings": N, "sampled": bool}.
+def _figure_name(it):
+    return "%s %s" % (it["key"], it["metric"])
 
-    Under the A/A hypothesis (all runs exchangeable) the observed
-    assignment is one of C(nb + nc, nc) equally likely ones, so the chance
-    that it beats every other in some figure is at most 1 / C(nb + nc,
-    nc), for the whole comparison."""
-    labs, sampled = labelings(nb, nc, limit)
-    full = [i for i in items if len(i["baseline"]) == nb and
-            len(i["candidate"]) == nc]
-    best = {"regression": None, "improved": None}
-    for it in full:
-        vals = list(it["baseline"]) + list(it["candidate"])
-        if len(set(vals)) < 2:
+
+def _floor_of(judged, direction, items, exclude):
+    """The largest score a figure still judged reaches under an assignment
+    other than the observed one: what these runs' noise can produce."""
+    best = None
+    table = judged["tables"][direction]
+    byname = {_figure_name(i): i for i in items}
+    for f, sc in table.items():
+        if f in exclude or len(sc) < 2 or not np.isfinite(sc[1:]).any():
             continue
-        slack = it.get("slack") or 0.0
-        for cand in labs:
-            cs = set(cand)
-            c = [vals[i] for i in cand]
-            b = [v for i, v in enumerate(vals) if i not in cs]
-            d = separates(b, c, threshold, slack)
-            if d is None:
-                continue
-            s = separation_score(b, c, d, threshold)
-            if best[d] is None or s > best[d]["score"]:
-                best[d] = {"score": s, "key": it["key"],
-                           "metric": it["metric"],
-                           "candidate_runs": list(cand)}
-    return {"regression": best["regression"], "improved": best["improved"],
-            "labelings": len(labs), "sampled": sampled,
-            "figures": len(full)}
+        j = int(np.argmax(sc[1:])) + 1
+        if best is None or sc[j] > best["score"]:
+            best = {"score": float(sc[j]), "key": byname[f]["key"],
+                    "metric": byname[f]["metric"],
+                    "candidate_runs": judged["cand_idx"][j].tolist()}
+    return best
 
 
-def apply_noise_floor(items, nb, nc, threshold):
-    """Turn separated latency figures that do not beat the noise floor into
-    'noise' (listed, not a regression); returns the floor."""
+def apply_noise_floor(items, nb, nc, threshold, alpha=ALPHA):
+    """Judge the separated latency figures with a value in every run by
+    the per-direction step-down max-T permutation test (maxt.judge): a
+    separated figure not declared is 'noise' (listed, passes).  Sets each
+    judged item's `score` and `p_adjusted`; returns the test's summary
+    (per direction the declared figures and the noise floor; the
+    assignments tried)."""
     lat = [i for i in items if i["kind"] == "latency" and
-           i["verdict"] != "inconclusive"]
-    floor = noise_floor(lat, nb, nc, threshold)
+           i["verdict"] not in ("inconclusive",) and
+           len(i["baseline"]) == nb and len(i["candidate"]) == nc]
+    figures = {_figure_name(i): (list(i["baseline"]) + list(i["candidate"]),
+                                 i.get("slack") or 0.0) for i in lat}
+    judged = maxt.judge(figures, nb, nc, threshold, alpha)
+    declared = {d: set(judged[d]["declared"]) for d in maxt.DIRECTIONS}
     for it in lat:
         d = it["verdict"]
-        if d not in ("regression", "improved"):
+        if d not in maxt.DIRECTIONS:
             continue
+        name = _figure_name(it)
         s = separation_score(it["baseline"], it["candidate"], d, threshold)
-        it["score"] = s
-        f = floor[d]
-        if f is not None and s <= f["score"]:
+        p = judged[d]["adjusted"].get(name)
+        it["score"], it["p_adjusted"] = s, p
+        if name in declared[d]:
+            it["detail"] += ("; declared by the step-down max-T test "
+                             "(separation score %.3g, adjusted p %.3g <= "
+                             "%.3g)" % (s, p, alpha))
+        else:
             it["verdict"] = "noise"
             it["detail"] += (
-                "; within the noise floor: separation score %.3g, but "
-                "another assignment of these runs to the sides separates "
-                "%s %s with %.3g" % (s, f["key"], f["metric"], f["score"]))
-        else:
-            it["detail"] += "; separation score %.3g above the noise " \
-                "floor %s" % (s, "%.3g" % f["score"] if f else "(none)")
-    return floor
+                "; within the noise floor: separation score %.3g, "
+                "adjusted p %.3g > %.3g (other assignments of these runs "
+                "to the sides separate as clearly)" % (
+                    s, p if p is not None else 1.0, alpha))
+    out = {"assignments": judged["assignments"],
+           "labelings": judged["assignments"] - 1,
+           "sampled": judged["sampled"], "figures": len(figures),
+           "alpha": alpha, "method": "per-direction step-down max-T"}
+    for d in maxt.DIRECTIONS:
+        other = "improved" if d == "regression" else "regression"
+        out[d] = _floor_of(judged, d, lat, declared[d] | declared[other])
+        out[d + "_declared"] = sorted(declared[d])
+    out["_judged"], out["_figures"] = judged, figures
+    return out
 
 
-def latency_verdict(key, metric, bvals, cvals, threshold, slack=0.0):
+def resolution_reaches(nb, nc, alpha=ALPHA):
+    """Whether nb + nc runs can reach the false-alarm bound at all: the
+    observed assignment is one of C(nb + nc, nc), so no test on them can
+    claim less than 1 / C(nb + nc, nc) (16.7 % at 2 + 2, 5 % at 3 + 3)."""
+    return min(nb, nc) >= 1 and separation_chance(nb, nc) <= alpha + 1e-12
+
+
+def latency_verdict(key, metric, bvals, cvals, threshold, slack=0.0,
+                    runs=None):
     """Run-against-run verdict of one per-run latency figure (before the
-    noise floor of the comparison, apply_noise_floor)."""
+    step-down test of the comparison, apply_noise_floor).  runs: (nb, nc)
+    of the comparison; a figure missing from some run is inconclusive
+    (the test's bound holds only for figures with a value in every run)."""
     nb, nc = len(bvals), len(cvals)
     if not nb and not nc:
         return None
-    if nb < 2 or nc < 2:
+    rb, rc = runs or (nb, nc)
+    if not resolution_reaches(rb, rc):
         return _item("latency", key, metric, "inconclusive", bvals, cvals,
-                     "inconclusive (R=%d): one run a side cannot tell a "
-                     "kernel from the host's noise" % min(nb, nc) if
-                     min(nb, nc) == 1 else
-                     "recorded in %d baseline and %d candidate runs" % (
-                         nb, nc))
+                     "inconclusive (R=%d+%d): the best these runs can show "
+                     "is 1 in %d assignments, above the %.0f %% bound" % (
+                         rb, rc, math.comb(rb + rc, rc), ALPHA * 100),
+                     runs=[nb, nc])
+    if nb < rb or nc < rc:
+        return _item("latency", key, metric, "inconclusive", bvals, cvals,
+                     "inconclusive: recorded in %d of %d baseline and %d "
+                     "of %d candidate runs; the bound holds only for "
+                     "figures of every run" % (nb, rb, nc, rc),
+                     runs=[nb, nc])
     verdict = separates(bvals, cvals, threshold, slack) or "ok"
     how = {"regression": "every candidate run above every baseline run",
            "improved": "every candidate run below every baseline run",
@@ -244,7 +267,17 @@ def latency_verdict(key, metric, bvals, cvals, threshold, slack=0.0):
         "%.3g" % ratio if ratio is not None else "n/a")
     return _item("latency", key, metric, verdict, bvals, cvals, detail,
                  runs=[nb, nc], median_ratio=ratio, slack=slack,
-                 separation_chance=separation_chance(nb, nc))
+                 separation_chance=separation_chance(nb, nc),
+                 change_pct=(ratio - 1) * 100 if ratio is not None
+                 else None, spread=spread_of(bvals, cvals))
+
+
+def spread_of(bvals, cvals):
+    """max / min of each side's runs (how much repeats moved)."""
+    def one(v):
+        lo, hi = min(v), max(v)
+        return hi / lo if lo > 0 else None
+    return {"baseline": one(bvals), "candidate": one(cvals)}
 
 
 def unshared_rise(r):
@@ -319,7 +352,7 @@ def _values(fs, get):
 
 
 def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
-                     noise_pages):
+                     noise_pages, nruns=None):
     items = []
     if bf[0]["program"] != "shmdb":
         return items
@@ -366,7 +399,8 @@ def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
         vc = _values(cf, lambda f: f["latency"].get((label, stat)))
         counting = stat.startswith("over_")
         it = latency_verdict(k, "%s %s" % (label, stat), vb, vc,
-                             threshold, count_slack if counting else 0.0)
+                             threshold, count_slack if counting else 0.0,
+                             runs=nruns or (len(bf), len(cf)))
         if it is not None:
             items.append(it)
     return items
@@ -461,6 +495,83 @@ def describe(runs):
     return "; ".join(out) or "n/a"
 
 
+# Injected changes the power statement is measured at (x candidate).
+POWER_RATIOS = (2, 10, 30)
+# A figure "would have been caught" at a ratio detected this often.
+POWER_GOAL = 0.8
+# What each rule's false alarm rate is (README "compare").
+FALSE_ALARM_RULES = {
+    "latency": "per direction at most max(alpha, 1 / C(Rb + Rc, Rc)) for "
+               "the whole comparison (step-down max-T); below the "
+               "resolution the verdict is inconclusive",
+    "deterministic": "a change beyond max(tolerance, noise pages, the "
+                     "baseline runs' spread) in the rule's direction: 0 "
+                     "for repeats within the measured page noise",
+    "checks": "a check failing in every candidate round and no baseline "
+              "round: q^R (1 - q)^R for a check flaking at rate q, at "
+              "most 4^-R (1.6 % at R = 3); failing in some rounds only "
+              "is inconclusive",
+    "warnings": "a kernel finding in a candidate run beyond every baseline "
+                "run's count: findings are not noise (a flaky finding is "
+                "a bug to report)",
+    "coverage": "an experiment of the baseline missing in every "
+                "candidate run",
+}
+
+
+def latency_status(lat, nb, nc):
+    if not resolution_reaches(nb, nc):
+        return "inconclusive (R=%d+%d)" % (nb, nc)
+    if any(i["verdict"] == "regression" for i in lat):
+        return "regression"
+    if any(i["verdict"] == "inconclusive" for i in lat):
+        return "inconclusive (figures missing from some runs)"
+    return "ok"
+
+
+def power_statement(items, floor, nb, nc, threshold):
+    """Per judged latency figure the chance that a change of each of
+    POWER_RATIOS would have been declared (maxt.power) and the smallest
+    ratio caught with probability >= POWER_GOAL; a summary count."""
+    if not floor:
+        return {"ratios": list(POWER_RATIOS), "goal": POWER_GOAL,
+                "figures": 0, "detectable": {},
+                "statement": "no latency figure could be judged at R=%d+%d"
+                % (nb, nc)}
+    judged, figures = floor["_judged"], floor["_figures"]
+    pw = maxt.power(figures, judged, nb, nc, threshold, ALPHA, POWER_RATIOS)
+    byname = {_figure_name(i): i for i in items if i["kind"] == "latency"}
+    caught = {str(k): 0 for k in POWER_RATIOS}
+    for name, ps in pw.items():
+        it = byname[name]
+        it["power"] = {str(k): p for k, p in ps.items()}
+        small = [k for k in POWER_RATIOS if ps[k] >= POWER_GOAL]
+        it["detectable_ratio"] = small[0] if small else None
+        if small:
+            for k in POWER_RATIOS:
+                caught[str(k)] += k >= small[0]
+    n = len(pw)
+    parts = ["%d of %d figures a %dx change" % (caught[str(k)], n, k)
+             for k in POWER_RATIOS]
+    return {"ratios": list(POWER_RATIOS), "goal": POWER_GOAL, "figures": n,
+            "detectable": caught,
+            "statement": "with these runs' noise, probability >= %.0f %% "
+            "of catching: %s" % (POWER_GOAL * 100, "; ".join(parts))}
+
+
+def verdict_line(status, regressions, inconclusive, pw):
+    if status == "regression":
+        return "regression: %d item(s)" % len(regressions)
+    if status == "inconclusive":
+        return ("inconclusive: %d item(s) cannot reach the stated bound "
+                "(%s); %s" % (len(inconclusive), ", ".join(
+                    "%s %s" % (i["key"], i["metric"])
+                    for i in inconclusive[:3]) +
+                    (", ..." if len(inconclusive) > 3 else ""),
+                    pw["statement"]))
+    return "no regression detected; %s" % pw["statement"]
+
+
 def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
             check_tolerance=0.25, noise_pages=NOISE_PAGES,
             count_slack=DEFAULT_COUNT_SLACK, twins=None):
@@ -482,7 +593,8 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
                                detail="experiment missing in candidate"))
             continue
         items.extend(experiment_items(k, rb[key], rc[key], tolerance,
-                                      threshold, count_slack, noise_pages))
+                                      threshold, count_slack, noise_pages,
+                                      (len(bases), len(cands))))
     ab = [summary.analyse(r, tolerance=check_tolerance) for r in bases]
     ac = [summary.analyse(r, tolerance=check_tolerance) for r in cands]
     items.extend(estimate_items(ab, ac, check_tolerance))
@@ -490,17 +602,23 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
     items.extend(check_items([a["checks"] for a in ab],
                              [a["checks"] for a in ac]))
     nb, nc = len(bases), len(cands)
-    lat = [i for i in items if i["kind"] == "latency" and
-           i["verdict"] != "inconclusive"]
+    lat = [i for i in items if i["kind"] == "latency"]
     separated = sum(i["verdict"] in ("regression", "improved") for i in lat)
     floor = (apply_noise_floor(items, nb, nc, threshold)
-             if min(nb, nc) > 1 else None)
+             if resolution_reaches(nb, nc) else None)
+    pw = power_statement(items, floor, nb, nc, threshold)
+    if floor:
+        floor.pop("_judged"), floor.pop("_figures")
     regressions = [i for i in items if i["verdict"] in ("regression",
                                                         "changed")]
+    inconclusive = [i for i in items if i["verdict"] == "inconclusive"]
     # Figures equal in every run of both sides (mostly zero stall counts)
     # cannot separate.
-    varying = [i for i in lat
+    judged = [i for i in lat if i["verdict"] != "inconclusive"]
+    varying = [i for i in judged
                if len(set(i["baseline"]) | set(i["candidate"])) > 1]
+    status = ("regression" if regressions else
+              "inconclusive" if inconclusive else "ok")
     return summary.clean({
         "schema": SCHEMA,
         "baseline": {"run_ids": [r.run_id for r in bases],
@@ -516,23 +634,23 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
                      "count_slack": count_slack,
                      "check_tolerance": check_tolerance,
                      "noise_pages": noise_pages,
-                     "min_samples": MIN_SAMPLES},
-        "status": "regression" if regressions else "ok",
-        "latency_verdict": (
-            "inconclusive (R=%d)" % min(nb, nc) if min(nb, nc) < 2 else
-            "regression" if any(i["verdict"] == "regression" for i in lat)
-            else "ok"),
+                     "min_samples": MIN_SAMPLES, "alpha": ALPHA},
+        "status": status,
+        "verdict": verdict_line(status, regressions, inconclusive, pw),
+        "latency_verdict": latency_status(lat, nb, nc),
         # The chance that an A/A comparison reports any latency
-        # regression at all (the noise floor makes it one event for the
-        # whole comparison, however many figures are judged), and the
-        # floor itself.
+        # regression at all (the step-down max-T test makes it one event
+        # for the whole comparison, however many figures are judged).
         "false_alarm": {
-            "comparison_bound": separation_chance(nb, nc)
-            if min(nb, nc) > 1 else None,
-            "items": len(lat), "varying_items": len(varying),
+            "comparison_bound": max(ALPHA, separation_chance(nb, nc))
+            if floor else None,
+            "resolution": separation_chance(nb, nc),
+            "items": len(judged), "varying_items": len(varying),
             "separated": separated,
-            "noise": sum(i["verdict"] == "noise" for i in lat)},
+            "noise": sum(i["verdict"] == "noise" for i in lat),
+            "rules": FALSE_ALARM_RULES},
         "noise_floor": floor,
+        "power": pw,
         "provenance": {"baseline": [a["provenance"] for a in ab],
                        "candidate": [a["provenance"] for a in ac]},
         "parameters": parameters([a["provenance"] for a in ab],

@@ -84,3 +84,69 @@ def test_internal_error_is_exit_2(tmp_path, capsys, monkeypatch):
 def test_bad_option_is_exit_2_on_one_line(capsys):
     code, err = run(["compare", "--threshold", "x", "a", "b"], capsys)
     assert code == 2 and one_line(err), err
+
+
+def scale_hist(h, k):
+    """A latency histogram k times slower (k < 1: faster)."""
+    for key in ("sum", "min", "max", "p50", "p90", "p99", "p999"):
+        if isinstance(h.get(key), (int, float)):
+            h[key] = h[key] * k
+    h["buckets"] = [[b * k, n] for b, n in h["buckets"]]
+
+
+def inject(rs, experiment, path, k, side="candidate"):
+    """Scale histogram `path` of `experiment` on `side` in every round."""
+    for r in rs:
+        def fn(doc):
+            h = doc
+            for p in path:
+                h = h[p]
+            scale_hist(h, k)
+        edit(twin_results(r, side)[experiment], fn)
+
+
+PUNCH = "latency-punch-skewed-3000"
+
+
+def twins(rs, tmp_path, capsys=None):
+    out = str(tmp_path / "cmp")
+    code = cli.main(["compare", "--twins"] + rs + ["--out", out])
+    doc = load_json(os.path.join(out, "compare.json")) \
+        if os.path.exists(os.path.join(out, "compare.json")) else None
+    return code, doc
+
+
+def verdict_of(doc, metric, key="hl-rg/" + PUNCH):
+    (it,) = [i for i in doc["items"] if i["key"] == key and
+             i["metric"] == metric]
+    return it["verdict"]
+
+
+# --- 1. an improvement must not hide a regression ---------------------------
+def test_improvement_does_not_hide_the_fault_lock_regression(tmp_path):
+    rs = rounds(FAULTLOCK, tmp_path)
+    inject(rs, PUNCH, ("faults", "first_touch"), 0.1)
+    code, doc = twins(rs, tmp_path)
+    assert verdict_of(doc, "faulting_disrupted p50") == "regression"
+    assert verdict_of(doc, "faults p50") == "improved"
+    assert code == 1
+
+
+# --- 5. too little evidence is inconclusive (exit 3) -------------------------
+@pytest.mark.parametrize("r", [1, 2])
+def test_too_few_rounds_are_inconclusive(r, tmp_path):
+    rs = rounds(AA, tmp_path)[:r]
+    code, doc = twins(rs, tmp_path)
+    assert (code, doc["status"]) == (3, "inconclusive")
+    assert doc["latency_verdict"].startswith("inconclusive")
+
+
+def test_figure_missing_from_one_round_is_inconclusive(tmp_path):
+    rs = rounds(AA, tmp_path)
+
+    def drop(doc):
+        del doc["during_disruption"]["faulting"]
+    edit(twin_results(rs[1], "candidate")[PUNCH], drop)
+    code, doc = twins(rs, tmp_path)
+    assert (code, doc["status"]) == (3, "inconclusive")
+    assert verdict_of(doc, "faulting_disrupted p50") == "inconclusive"

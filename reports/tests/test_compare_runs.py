@@ -43,7 +43,7 @@ def test_one_noisy_run_does_not_flip_the_verdict():
 def test_one_run_a_side_is_inconclusive():
     it = verdict([10], [40])
     assert it["verdict"] == "inconclusive"
-    assert "inconclusive (R=1)" in it["detail"]
+    assert "inconclusive (R=1+1)" in it["detail"]
     assert verdict([10, 11], [40])["verdict"] == "inconclusive"
 
 
@@ -302,8 +302,8 @@ def test_runs_r1_against_r3_is_inconclusive(src, tmp_path):
     base = make_runs(src, str(tmp_path), "base", 1, seed=1)
     cand = make_runs(src, str(tmp_path), "cand", 3, scale=2.0, seed=2)
     code, doc = run_compare(base, cand, tmp_path)
-    assert doc["latency_verdict"] == "inconclusive (R=1)"
-    assert code == 0 and not lat(doc)
+    assert doc["latency_verdict"] == "inconclusive (R=1+3)"
+    assert code == 3 and not lat(doc)
 
 
 def test_runs_page_tables_use_the_spread(src, tmp_path):
