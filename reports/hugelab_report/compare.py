@@ -40,7 +40,7 @@ import statistics
 
 import numpy as np
 
-from . import latency, maxt, model, stats, summary
+from . import comparable, latency, maxt, model, stats, summary
 from .savings import NOISE_PAGES, counter_keys
 
 SCHEMA = "hugelab.compare/3"
@@ -322,6 +322,7 @@ def run_figures(run):
         hists = [(label, r.get(*path)) for label, path in latency.METRICS]
         for op, d in sorted((r.get("disruptor", "ops") or {}).items()):
             hists.append(("disruptor." + op, (d or {}).get("duration")))
+        comparable.check_numbers(r, hists, f["counters"])
         for label, h in hists:
             n = stats.hist_count(h)
             s = stats.summary(h)
@@ -580,6 +581,7 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
     both sides, rundir.side_view), recorded in the result."""
     bases = base if isinstance(base, (list, tuple)) else [base]
     cands = cand if isinstance(cand, (list, tuple)) else [cand]
+    comparable.check_sides(bases, cands)
     items = []
     rb = _by_key([run_figures(r) for r in bases])
     rc = _by_key([run_figures(r) for r in cands])

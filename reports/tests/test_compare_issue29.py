@@ -150,3 +150,71 @@ def test_figure_missing_from_one_round_is_inconclusive(tmp_path):
     code, doc = twins(rs, tmp_path)
     assert (code, doc["status"]) == (3, "inconclusive")
     assert verdict_of(doc, "faulting_disrupted p50") == "inconclusive"
+
+
+# --- 2. bad numbers are refused, not judged ---------------------------------
+def _nan_pagetables(doc):
+    doc["pagetables_per_session"] = float("nan")
+
+
+def _negative_buckets(doc):
+    h = doc["faults"]["first_touch"]
+    h["buckets"] = [[-b, n] for b, n in h["buckets"]]
+
+
+def _nan_max(doc):
+    doc["during_disruption"]["faulting"]["max"] = float("nan")
+
+
+def _inf_pagetables(doc):
+    doc["pagetables_per_session"] = float("inf")
+
+
+@pytest.mark.parametrize("experiment,side,fn", [
+    ("savings-2m-aligned-1000", "candidate", _nan_pagetables),
+    (PUNCH, "candidate", _negative_buckets),
+    (PUNCH, "candidate", _nan_max),
+    ("savings-2m-aligned-1000", "baseline", _inf_pagetables),
+])
+def test_bad_numbers_are_exit_2(experiment, side, fn, tmp_path, capsys):
+    rs = rounds(AA, tmp_path)
+    for r in rs:
+        edit(twin_results(r, side)[experiment], fn)
+    code, err = run(["compare", "--twins"] + rs + ["--out",
+                                                   str(tmp_path / "o")],
+                    capsys)
+    assert code == 2 and one_line(err), err
+    assert experiment in err
+
+
+# --- 4. runs that are not comparable are refused ----------------------------
+def test_mixed_proofs_on_one_side_are_refused(tmp_path, capsys):
+    rs = rounds(FAULTLOCK, tmp_path)[:2] + rounds(REVERSE, tmp_path)[2:]
+    code, err = run(["compare", "--twins"] + rs + ["--out",
+                                                   str(tmp_path / "o")],
+                    capsys)
+    assert code == 2 and one_line(err), err
+    assert "command line" in err
+
+
+def test_the_same_round_three_times_is_refused(tmp_path, capsys):
+    rs = rounds(AA, tmp_path)[:1] * 3
+    code, err = run(["compare", "--twins"] + rs + ["--out",
+                                                   str(tmp_path / "o")],
+                    capsys)
+    assert code == 2 and "given twice" in err, err
+
+
+def test_changed_workload_is_refused(tmp_path, capsys):
+    rs = rounds(FAULTLOCK, tmp_path)
+
+    def faster(doc):
+        doc["config"]["disrupt_interval_ms"] = 10
+        doc["config"]["duration_s"] = 5.0
+    for r in rs:
+        edit(twin_results(r, "candidate")[PUNCH], faster)
+    code, err = run(["compare", "--twins"] + rs + ["--out",
+                                                   str(tmp_path / "o")],
+                    capsys)
+    assert code == 2 and one_line(err), err
+    assert "workload" in err and "differs" in err

@@ -186,11 +186,26 @@ def test_threshold_zero_on_repeated_runs(src, tmp_path):
     base = make_runs(src, str(tmp_path), "base", 1, seed=1)
     cand = make_runs(src, str(tmp_path), "cand", 1, scale=3.0, seed=2)
     out = str(tmp_path)
-    code = cli.main(["compare", "--baseline"] + base * 3 + ["--candidate"]
-                    + cand * 3 + ["--threshold", "0", "--out", out])
+    # the same run given three times is refused ...
+    assert cli.main(["compare", "--baseline"] + base * 3 + ["--candidate"]
+                    + cand * 3 + ["--out", out]) == 2
+    # ... three copies of it (identical figures) are runs of their own
+    base, cand = [copies(x[0], 3) for x in (base, cand)]
+    code = cli.main(["compare", "--baseline"] + base + ["--candidate"]
+                    + cand + ["--threshold", "0", "--out", out])
     assert code == 1
     doc = load_json(os.path.join(out, "compare.json"))
     assert doc["latency_verdict"] == "regression"
+
+
+def copies(d, n):
+    out = []
+    for i in range(n):
+        c = "%s-copy%d" % (d, i)
+        shutil.copytree(d, c)
+        set_run_id(c)
+        out.append(c)
+    return out
 
 
 def test_labelings_sampled_beyond_the_limit():
@@ -213,6 +228,14 @@ def samples(rnd, scale, tail_scale=1.0, n=2000):
     return body + tail
 
 
+def set_run_id(d):
+    """A copy of a run is another run: its own run id (compare refuses a
+    run given twice on one side)."""
+    m = load_json(os.path.join(d, "manifest.json"))
+    m["run_id"] = os.path.basename(d)
+    dump_json(os.path.join(d, "manifest.json"), m)
+
+
 def make_runs(src, dest, name, r, scale=1.0, tail_scale=1.0, noisy=None,
               seed=0):
     """R copies of run directory src whose shmdb fault histograms during
@@ -224,6 +247,7 @@ def make_runs(src, dest, name, r, scale=1.0, tail_scale=1.0, noisy=None,
         d = os.path.join(dest, "%s-2026120%dT000000Z" % (name, i + 1))
         shutil.copytree(src, d, ignore=shutil.ignore_patterns(
             "golden", "compare.*", "junit-compare.xml"))
+        set_run_id(d)
         jitter = rnd.uniform(0.85, 1.15)
         k = scale * jitter * (noisy if noisy and i == 1 else 1.0)
         for res in rundir.load(d).results("shmdb"):
