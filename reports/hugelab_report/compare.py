@@ -35,6 +35,7 @@ compared run against run (reports/README.md, "compare"):
 
 import itertools
 import math
+import re
 import random
 import statistics
 
@@ -298,6 +299,14 @@ def unshared_rise(r):
     return (n * exp.slots * model.PT_PAGE - exp.bytes) / n
 
 
+def counter_direction(name):
+    """Which way a PMD-sharing counter gets worse: fewer shares (and the
+    unshares and saved tables that follow them) is a kernel that stopped
+    sharing; more is one that shares more, an improvement.  A share
+    backout is a failed attempt: more is worse."""
+    return "higher_worse" if "backout" in name else "lower_worse"
+
+
 def _counters(r):
     vm = r.get("vmstat_delta") or {}
     return {k: vm[k] for k in counter_keys(vm).values()}
@@ -392,7 +401,8 @@ def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
                 ",".join(disrupt)))
         else:
             items.append(deterministic_runs("deterministic", k, name, vb,
-                                            vc, tolerance, "any"))
+                                            vc, tolerance,
+                                            counter_direction(name)))
     keys = sorted({lk for f in bf + cf for lk in f["latency"]},
                   key=lambda x: (x[0], x[1]))
     for label, stat in keys:
@@ -407,33 +417,77 @@ def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
     return items
 
 
-def check_items(base_checks, cand_checks):
-    """Render's checks of each side (lists of check lists, one per run): a
-    check failing in some candidate run but in no baseline run (passing,
-    skipped or absent there) is a regression; one failing in a baseline
-    run too is a known failure; one failing only in the baseline runs is
-    fixed (improved).  Checks are matched by suite and name."""
-    def failing(runs):
-        out = {}
-        for checks in runs:
-            for x in checks:
-                if x["status"] == "fail":
-                    out.setdefault((x["suite"], x["name"]), x["message"])
-        return out
-    fb, fc = failing(base_checks), failing(cand_checks)
+def failure_message(msg):
+    """A check's failure message with its numbers masked: the same
+    failure in two runs differs in its figures, not in its words."""
+    return re.sub(r"[0-9]+(\.[0-9]+)?", "#", str(msg or "")).strip()
+
+
+def _failing(checks):
+    """{(suite, name): message} of one run's failed checks."""
+    out = {}
+    for x in checks:
+        if x["status"] == "fail":
+            out.setdefault((x["suite"], x["name"]), x["message"])
+    return out
+
+
+def _known(key, msg, i, fb, paired):
+    """Whether the candidate's failure of `key` in round i (message msg)
+    is a baseline failure: the same check failing with the same message
+    in the same round (twins), or in any baseline run (separate runs,
+    which have no rounds)."""
+    want = failure_message(msg)
+    runs = [fb[i]] if paired and i < len(fb) else fb
+    return any(failure_message(f.get(key)) == want for f in runs
+               if key in f)
+
+
+def check_items(base_checks, cand_checks, paired=False):
+    """Render's checks of each side (lists of check lists, one per run),
+    matched by suite and name.  A candidate failure is known when the
+    baseline fails the same check with the same message (numbers masked)
+    in the same round (paired: twins) or, for separate runs, in any
+    baseline run.  A check newly failing in every candidate run is a
+    regression (a check that flakes at rate q does that with probability
+    q^R (1 - q)^R <= 4^-R: 1.6 % at R = 3); newly failing in some runs
+    only is inconclusive (a 10 % flake fails in 1 of 3 candidate rounds
+    and none of 3 baseline rounds 20 % of the time); all failures known
+    is a known failure; failing only in the baseline is improved."""
+    fb = [_failing(c) for c in base_checks]
+    fc = [_failing(c) for c in cand_checks]
+    nc = len(fc)
     seen_c = {(x["suite"], x["name"]) for checks in cand_checks
               for x in checks}
     out = []
-    for (suite, name), msg in sorted(fc.items()):
-        if (suite, name) in fb:
+    for key in sorted({k for f in fc for k in f}):
+        suite, name = key
+        fails = [(i, f[key]) for i, f in enumerate(fc) if key in f]
+        new = [(i, m) for i, m in fails
+               if not _known(key, m, i, fb, paired)]
+        msg = (new or fails)[0][1]
+        where = "candidate run(s) %s" % ", ".join(
+            str(i + 1) for i, _ in (new or fails))
+        if not new:
             out.append(_item("checks", name, suite, "known-failure", "fail",
-                             "fail", msg))
-        else:
+                             "fail", "%s (%s, the baseline fails it with "
+                             "the same message)" % (msg, where)))
+        elif len(new) == nc:
             out.append(_item("checks", name, suite, "regression",
-                             "not failing", "fail", msg))
-    for (suite, name), msg in sorted(fb.items()):
-        if (suite, name) not in fc and (suite, name) in seen_c:
-            out.append(_item("checks", name, suite, "improved", "fail",
+                             "not failing", "fail", msg, rounds=nc))
+        else:
+            out.append(_item(
+                "checks", name, suite, "inconclusive", "not failing",
+                "fail in %d of %d" % (len(new), nc),
+                "newly failing in %s of %d only (%s): a flaky check does "
+                "this as often; rerun with more rounds" % (
+                    where, nc, msg)))
+    failing_b = {k for f in fb for k in f}
+    failing_c = {k for f in fc for k in f}
+    for key in sorted(failing_b - failing_c):
+        if key in seen_c:
+            msg = next(f[key] for f in fb if key in f)
+            out.append(_item("checks", key[1], key[0], "improved", "fail",
                              "not failing", msg))
     return out
 
@@ -602,7 +656,8 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
     items.extend(estimate_items(ab, ac, check_tolerance))
     items.extend(warning_items(ab, ac))
     items.extend(check_items([a["checks"] for a in ab],
-                             [a["checks"] for a in ac]))
+                             [a["checks"] for a in ac],
+                             paired=bool(twins)))
     nb, nc = len(bases), len(cands)
     lat = [i for i in items if i["kind"] == "latency"]
     separated = sum(i["verdict"] in ("regression", "improved") for i in lat)
