@@ -69,18 +69,20 @@ def complement(cand_idx, n):
 def scores(vals, cand_idx, base_idx, direction, threshold, slack=0.0,
            min_width=1e-9):
     """The figure's statistic under every assignment (array [N], -inf
-    where it does not separate in `direction`)."""
+    where it does not separate in `direction`).  vals may also be [T, n]:
+    T figures' values at once (result [T, N])."""
     v = np.asarray(vals, dtype=float)
-    b, c = v[base_idx], v[cand_idx]
+    b, c = v[..., base_idx], v[..., cand_idx]
     u = np.log1p(np.maximum(v, 0))
-    ub, uc = u[base_idx], u[cand_idx]
+    ub, uc = u[..., base_idx], u[..., cand_idx]
     if direction == "regression":
-        sep = c.min(axis=1) > b.max(axis=1) * (1 + threshold) + slack
-        gap = uc.min(axis=1) - ub.max(axis=1)
+        sep = c.min(axis=-1) > b.max(axis=-1) * (1 + threshold) + slack
+        gap = uc.min(axis=-1) - ub.max(axis=-1)
     else:
-        sep = c.max(axis=1) * (1 + threshold) + slack < b.min(axis=1)
-        gap = ub.min(axis=1) - uc.max(axis=1)
-    spread = np.ptp(ub, axis=1) + np.ptp(uc, axis=1)
+        sep = c.max(axis=-1) * (1 + threshold) + slack < b.min(axis=-1)
+        gap = ub.min(axis=-1) - uc.max(axis=-1)
+    spread = (ub.max(axis=-1) - ub.min(axis=-1) + uc.max(axis=-1) -
+              uc.min(axis=-1))
     width = np.maximum(spread, max(math.log1p(threshold), min_width))
     return np.where(sep, gap / width, NEG)
 
@@ -170,17 +172,18 @@ def power(figures, judged, nb, nc, threshold, alpha, ratios,
         floor = np.max(others, axis=0) if others else np.full(n, NEG)
         v = np.asarray(vals, dtype=float)
         out[f] = {}
+        t = np.asarray(truths)
         for k in ratios:
             mult = k if direction == "regression" else 1.0 / k
-            hits = 0
-            for t in truths:
-                w = np.concatenate([v[base_idx[t]], v[cand_idx[t]] * mult])
-                s = scores(w, cand_idx, base_idx, direction, threshold,
-                           slack)
-                if np.isfinite(s[0]) and \
-                        np.mean(np.maximum(floor, s) >= s[0]) <= alpha:
-                    hits += 1
-            out[f][k] = hits / len(truths)
+            # each truth's values: its baseline runs, then its candidate
+            # runs scaled  ([T, n])
+            w = np.concatenate([v[base_idx[t]], v[cand_idx[t]] * mult],
+                               axis=1)
+            s = scores(w, cand_idx, base_idx, direction, threshold, slack)
+            obs = s[:, :1]
+            p = np.mean(np.maximum(floor[None, :], s) >= obs, axis=1)
+            out[f][k] = float(np.mean(np.isfinite(obs[:, 0]) &
+                                      (p <= alpha)))
     return out
 
 
