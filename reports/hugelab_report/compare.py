@@ -614,6 +614,36 @@ def power_statement(items, floor, nb, nc, threshold):
             "of catching: %s" % (POWER_GOAL * 100, "; ".join(parts))}
 
 
+def pair_twins(items, nb, nc):
+    """Twin rounds: per latency figure the candidate / baseline ratio of
+    each round's twins and the exact one-sided sign-flip p-values of
+    their mean log (maxt.sign_flip); a summary of how much twin ratios
+    spread within rounds against the runs across rounds.  Reported, not
+    the verdict: R rounds give 2^R sign flips, so p >= 2^-R (12.5 % at
+    R = 3) and the pairing alone can reach 5 % only from R = 5."""
+    if nb != nc:
+        return None
+    within, across = [], []
+    for it in items:
+        if it["kind"] != "latency" or it["verdict"] == "inconclusive":
+            continue
+        b, c = it["baseline"], it["candidate"]
+        if len(b) != nb or len(c) != nc or min(b + c) <= 0:
+            continue
+        logs = [math.log(y / x) for x, y in zip(b, c)]
+        pr, pi = maxt.sign_flip(logs)
+        it["paired"] = {"ratios": [math.exp(x) for x in logs],
+                        "p_regression": pr, "p_improved": pi}
+        within.append(math.exp(max(logs) - min(logs)))
+        across.append(max(b) / min(b))
+    return {"rounds": nb, "smallest_p": 2.0 ** -nb,
+            "figures": len(within),
+            "twin_ratio_spread_median": statistics.median(within)
+            if within else None,
+            "baseline_run_spread_median": statistics.median(across)
+            if across else None}
+
+
 def verdict_line(status, regressions, inconclusive, pw):
     if status == "regression":
         return "regression: %d item(s)" % len(regressions)
@@ -664,6 +694,7 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
     floor = (apply_noise_floor(items, nb, nc, threshold)
              if resolution_reaches(nb, nc) else None)
     pw = power_statement(items, floor, nb, nc, threshold)
+    pairing = pair_twins(items, nb, nc) if twins else None
     if floor:
         floor.pop("_judged"), floor.pop("_figures")
     regressions = [i for i in items if i["verdict"] in ("regression",
@@ -708,6 +739,7 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
             "rules": FALSE_ALARM_RULES},
         "noise_floor": floor,
         "power": pw,
+        "pairing": pairing,
         "provenance": {"baseline": [a["provenance"] for a in ab],
                        "candidate": [a["provenance"] for a in ac]},
         "parameters": parameters([a["provenance"] for a in ab],

@@ -287,3 +287,28 @@ def test_flaky_check_false_alarm_rate_is_within_the_bound():
     its = compare.check_items([[_check("c", "pass")]] * 3,
                               [[_check("c", "fail", "m")]] * 3, paired=True)
     assert its[0]["verdict"] == "regression"
+
+
+# --- 7. the pairing of twins and the power statement ------------------------
+def test_sign_flip_is_exact():
+    from hugelab_report import maxt
+    assert maxt.sign_flip([1.0, 2.0, 3.0]) == (0.125, 1.0)
+    assert maxt.sign_flip([-1.0, -2.0, -3.0]) == (1.0, 0.125)
+    pr, pi = maxt.sign_flip([1.0, -2.0, 3.0])
+    assert pr == 0.375
+
+
+def test_verdict_carries_power_and_pairing(tmp_path):
+    code, doc = twins(rounds(AA, tmp_path), tmp_path)
+    assert code == 0
+    assert doc["verdict"].startswith("no regression detected; with these "
+                                     "runs' noise")
+    assert doc["power"]["figures"] > 0
+    judged = [i for i in doc["items"] if i.get("power")]
+    assert judged and all(set(i["power"]) == {"2", "10", "30"}
+                          for i in judged)
+    assert doc["pairing"]["smallest_p"] == 0.125
+    it = [i for i in doc["items"] if i.get("paired")][0]
+    assert len(it["paired"]["ratios"]) == 3
+    md = open(str(tmp_path / "cmp" / "compare.md")).read()
+    assert "P(caught) 2x / 10x / 30x" in md and "Pairing" in md
