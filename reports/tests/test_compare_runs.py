@@ -114,10 +114,9 @@ def flagged(items, floor=True, r=3):
 def test_measured_comparison_false_alarm_rate():
     """A/A comparisons of 30 figures, 3 + 3 runs: without the noise floor
     25-35 % of them flag some figure (measured 34 %, 35 %; 25 % with round
-    drift); with it about the bound 1/C(6, 3) = 5 % for the whole
-    comparison (measured 5.9 % and 5.5 % with seeds 1 and 2, 1,500
-    comparisons each, 5.1 % and 5.0 % with 4,000; with round drift
-    lower: 2.4 %)."""
+    drift); with the step-down max-T test about the bound 1/C(6, 3) = 5 %
+    for the whole comparison (measured 5.9 % and 5.6 % with seeds 1 and
+    2, 1,500 comparisons each; with round drift lower: 2.5 %)."""
     for seed, drift in ((1, 0.0), (2, 0.0), (3, 0.5)):
         rnd = random.Random(seed)
         trials, plain, floored = 1500, 0, 0
@@ -131,9 +130,9 @@ def test_measured_comparison_false_alarm_rate():
 
 
 def test_noise_floor_keeps_clear_regressions():
-    """What the floor costs: a 10x change in 6 of 30 figures is found in
-    almost every comparison (measured 96 %), 3x in most (67 %), 8x on only
-    3 figures in most (89 %); 2x in 6 figures only in 37 % (not asserted:
+    """What the test costs: a 10x change in 6 of 30 figures is found in
+    almost every comparison (measured 97 %), 3x in most (68 %), 8x on only
+    3 figures in most (91 %); 2x in 6 figures only in 38 % (not asserted:
     at 3 + 3 runs a 2x change hides in heavy-tailed worst cases)."""
     rnd = random.Random(4)
     for shift, shifted, want in ((10, 6, 0.95), (3, 6, 0.5), (8, 3, 0.7)):
