@@ -14,7 +14,7 @@ import os
 import sys
 
 from . import compare as cmpmod
-from . import junit, render, rundir
+from . import compare_html, junit, render, rundir
 
 
 def _fraction(s):
@@ -72,8 +72,9 @@ def parser():
                    help="runs of a regression fleet (playbooks/regress): "
                    "each holds both sides, a baseline and a candidate "
                    "guest per pair (guest.json regress)")
-    c.add_argument("--out", help="where compare.md, compare.json and "
-                   "junit-compare.xml go (default: the first candidate "
+    c.add_argument("--out", help="where compare.md, compare.html, "
+                   "compare.json and junit-compare.xml go (default: the "
+                   "first candidate "
                    "run)")
     c.add_argument("--tolerance", type=_fraction, default=0.02,
                    help="relative tolerance of deterministic figures "
@@ -175,8 +176,11 @@ def do_compare(a):
                          check_tolerance=a.check_tolerance,
                          noise_pages=a.noise_pages,
                          count_slack=a.count_slack, twins=tw)
-    md = render.environment().get_template("compare.md.j2").render(c=res)
+    env = render.environment()
+    md = env.get_template("compare.md.j2").render(c=res)
     render.write_text(os.path.join(out, "compare.md"), md)
+    render.write_text(os.path.join(out, "compare.html"),
+                      compare_html.render(env, res))
     render.write_text(os.path.join(out, "compare.json"),
                       json.dumps(res, indent=1, sort_keys=True) + "\n")
     junit.write(cmpmod.checks_of(res),

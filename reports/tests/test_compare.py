@@ -58,8 +58,8 @@ def test_out_directory_is_created_and_a_file_refused(tmp_path, capsys):
     cand = copy_run(name, tmp_path / "cand")
     out = tmp_path / "new" / "cmp"
     assert cli.main(["compare", base, cand, "--out", str(out)]) == 3
-    assert sorted(os.listdir(out)) == ["compare.json", "compare.md",
-                                       "junit-compare.xml"]
+    assert sorted(os.listdir(out)) == ["compare.html", "compare.json",
+                                       "compare.md", "junit-compare.xml"]
     capsys.readouterr()
     f = tmp_path / "file"
     f.write_text("x")

@@ -312,3 +312,14 @@ def test_verdict_carries_power_and_pairing(tmp_path):
     assert len(it["paired"]["ratios"]) == 3
     md = open(str(tmp_path / "cmp" / "compare.md")).read()
     assert "P(caught) 2x / 10x / 30x" in md and "Pairing" in md
+
+
+# --- 9. compare.html: self-contained, with the runs plotted -----------------
+def test_compare_html_is_self_contained_with_a_plot(tmp_path):
+    code, doc = twins(rounds(FAULTLOCK, tmp_path), tmp_path)
+    assert code == 1
+    html = open(str(tmp_path / "cmp" / "compare.html")).read()
+    assert html.count("<svg") == 1 and "<script" not in html
+    assert "src=\"http" not in html and "href=\"http" not in html
+    assert "faulting_disrupted p50" in html and "P(caught)" in html
+    assert doc["verdict"] in html
