@@ -11,32 +11,32 @@ compared run against run (reports/README.md, "compare"):
   candidate run's value exceeds EVERY baseline run's value by more than
   `threshold` (and, for stall counts, by more than `count_slack`
   samples), or the reverse.  A separated figure is a regression (or an
-  improvement) only when it separates more clearly than any figure of
-  the comparison does under any other assignment of the same runs to
-  the two sides (the noise floor, `noise_floor`): dozens of figures are
-  judged, and each separates by chance with probability 1/C(2R, R), so
-  without the floor an A/A comparison of 3 + 3 runs flags one of 30
-  figures 20-30 % of the time; with it, the chance that any figure of
-  the comparison is flagged is at most 1/C(2R, R) (5 % at 3 + 3).  With
-  fewer than two runs on a side the verdict is "inconclusive (R=1)": one
-  run pair says nothing about latency under TCG.
+  improvement) only when the per-direction step-down max-T permutation
+  test over the assignments of the runs to the sides declares it
+  (maxt.py): at most ALPHA false alarms per direction for the whole
+  comparison, and a change declared in one direction does not raise the
+  bar of the others.  Runs that cannot reach ALPHA (1 / C(2R, R) > ALPHA:
+  fewer than 3 + 3) and figures missing from a run are inconclusive.
+  Every verdict states its power (the chance a 2x / 10x / 30x change of
+  each figure would have been caught with these runs' noise).
 - deterministic: page-table bytes per session and, for runs without a
   disruptor, the kernel's PMD-sharing counters: the median of the
-  candidate runs against the median of the baseline runs, two-sided, with
-  the noise floor max(relative tolerance, `noise_pages` page-table pages,
-  the spread (max - min) of the baseline runs).  Page tables up beyond it
-  is a regression, down an improvement; a counter changed either way is a
-  regression.  The measured bytes per PMD page saved may not fall by more
-  than the check tolerance.
-- a kernel finding count above every baseline run's, a check failing in a
-  candidate run but in no baseline run, and an experiment of the baseline
-  that no candidate run has are regressions.
+  candidate runs against the median of the baseline runs, with the noise
+  floor max(relative tolerance, `noise_pages` page-table pages, the
+  spread (max - min) of the baseline runs).  Page tables up beyond it is
+  a regression, down an improvement; fewer PMD shares is a regression,
+  more an improvement (counter_direction).  The measured bytes per PMD
+  page saved may not fall by more than the check tolerance.
+- a kernel finding count above every baseline run's, a check newly
+  failing in every candidate run (in some only: inconclusive), and an
+  experiment of the baseline that no candidate run has are regressions.
+
+Runs that are not comparable and figures that are not measurements are
+refused before (comparable.py).
 """
 
-import itertools
 import math
 import re
-import random
 import statistics
 
 import numpy as np
@@ -52,10 +52,6 @@ DEFAULT_THRESHOLD = 0.25
 DEFAULT_COUNT_SLACK = 1
 # Family-wise false-alarm bound of the latency verdict, per direction.
 ALPHA = 0.05
-# Assignments of the runs to the two sides the noise floor tries: all of
-# them up to this many (C(2R, R): 20 at R = 3, 12,870 at R = 8), else
-# this many drawn at random with a fixed seed.
-MAX_LABELINGS = 20000
 
 
 def _item(kind, key, metric, verdict, base=None, cand=None, detail="",
@@ -142,24 +138,6 @@ def separation_score(bvals, cvals, direction, threshold):
     # --threshold 0 and runs that repeat a value exactly (stall counts do)
     # leave no spread at all: a gap over a tiny width, not a division by 0
     return gap / max(spread, math.log1p(threshold), MIN_WIDTH)
-
-
-def labelings(nb, nc, limit=MAX_LABELINGS):
-    """The candidate index sets of every assignment of nb + nc runs (0..nb-1
-    baseline, nb.. candidate as observed) to the sides, the observed one
-    excluded; (list, sampled)."""
-    n = nb + nc
-    obs = tuple(range(nb, n))
-    if math.comb(n, nc) <= limit:
-        return [c for c in itertools.combinations(range(n), nc)
-                if c != obs], False
-    rnd = random.Random(n * 1000 + nc)
-    seen = set()
-    while len(seen) < limit:
-        c = tuple(sorted(rnd.sample(range(n), nc)))
-        if c != obs:
-            seen.add(c)
-    return sorted(seen), True
 
 
 def _figure_name(it):

@@ -207,13 +207,19 @@ def copies(d, n):
     return out
 
 
-def test_labelings_sampled_beyond_the_limit():
-    labs, sampled = compare.labelings(3, 3)
-    assert len(labs) == 19 and not sampled and (3, 4, 5) not in labs
-    labs, sampled = compare.labelings(10, 10, limit=500)
-    assert sampled and len(labs) == 500 and \
-        tuple(range(10, 20)) not in labs
-    assert labs == compare.labelings(10, 10, limit=500)[0]
+def test_assignments_sampled_beyond_the_limit():
+    """The observed assignment first, then every other (C(6, 3) - 1 = 19)
+    or, beyond the limit, a fixed draw of distinct others."""
+    from hugelab_report import maxt
+    labs, sampled = maxt.assignments(3, 3)
+    labs = [tuple(x) for x in labs]
+    assert labs[0] == (3, 4, 5) and (3, 4, 5) not in labs[1:]
+    assert len(set(labs)) == 20 and not sampled
+    labs, sampled = maxt.assignments(10, 10, limit=500)
+    others = [tuple(x) for x in labs[1:]]
+    assert sampled and len(set(others)) == 499 and \
+        tuple(range(10, 20)) not in others
+    assert (labs == maxt.assignments(10, 10, limit=500)[0]).all()
 
 
 # Synthetic run directories -------------------------------------------------
