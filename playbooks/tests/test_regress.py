@@ -263,22 +263,22 @@ def test_driver_refuses_bad_input_before_any_guest(extra, first, tmp_path):
     assert after == before
 
 
-# --- the driver's verdict from compare's exit status --------------------------
+# --- the driver's verdict from compare's exit status -------------------------
 FAKE_ANSIBLE = """#!/bin/sh
 # a stand-in for ansible-playbook: the plan, or a round's run directory
 for a in "$@"; do
-	case $a in
-	regress_plan_out=*) out=${a#*=} ;;
-	run_id=*) rid=${a#*=} ;;
-	esac
+    case $a in
+    regress_plan_out=*) out=${a#*=} ;;
+    run_id=*) rid=${a#*=} ;;
+    esac
 done
 if [ -n "$out" ]; then
-	cat >"$out" <<EOP
+    cat >"$out" <<EOP
 {"errors": [], "repeats": 3, "runs_dir": "%(runs)s",
  "regress_dir": "%(regress)s", "report_cmd": "%(report)s",
  "baseline": "b", "candidate": "c"}
 EOP
-	exit 0
+    exit 0
 fi
 mkdir -p "%(runs)s/$rid" && echo '{}' >"%(runs)s/$rid/manifest.json"
 """
