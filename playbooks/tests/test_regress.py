@@ -261,3 +261,55 @@ def test_driver_refuses_bad_input_before_any_guest(extra, first, tmp_path):
     assert last.startswith("regress: bad input, nothing started: " + first)
     after = set(os.listdir(runs)) if os.path.isdir(runs) else set()
     assert after == before
+
+
+# --- the driver's verdict from compare's exit status -------------------------
+FAKE_ANSIBLE = """#!/bin/sh
+# a stand-in for ansible-playbook: the plan, or a round's run directory
+for a in "$@"; do
+    case $a in
+    regress_plan_out=*) out=${a#*=} ;;
+    run_id=*) rid=${a#*=} ;;
+    esac
+done
+if [ -n "$out" ]; then
+    cat >"$out" <<EOP
+{"errors": [], "repeats": 3, "runs_dir": "%(runs)s",
+ "regress_dir": "%(regress)s", "report_cmd": "%(report)s",
+ "baseline": "b", "candidate": "c"}
+EOP
+    exit 0
+fi
+mkdir -p "%(runs)s/$rid" && echo '{}' >"%(runs)s/$rid/manifest.json"
+"""
+
+
+@pytest.mark.parametrize("compare_exit,want,verdict", [
+    (0, 0, "no regression"), (1, 1, "REGRESSION"),
+    (3, 3, "inconclusive"), (2, 2, "no verdict (compare exit 2)"),
+    (5, 2, "no verdict (compare exit 5)")])
+def test_driver_reports_each_compare_exit(compare_exit, want, verdict,
+                                          tmp_path):
+    """compare's 0/1/3 pass through with their own verdict; anything
+    else (2: bad input or a failure of the tool) is no verdict, exit 2:
+    never read as a regression or a pass."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    report = bin_ / "report"
+    report.write_text("#!/bin/sh\nexit %d\n" % compare_exit)
+    fake = bin_ / "ansible-playbook"
+    fake.write_text(FAKE_ANSIBLE % {"runs": tmp_path / "runs",
+                                    "regress": tmp_path / "regress",
+                                    "report": report})
+    for f in (report, fake):
+        f.chmod(0o755)
+    env = dict(os.environ, PATH="%s:%s" % (bin_, os.environ["PATH"]))
+    r = subprocess.run([DRIVER, "--id", "t1"], cwd=TOP, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == want, r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        "regress: t1: " + verdict)
+    rec = json.loads((tmp_path / "regress" / "t1-regress" /
+                      "regress.json").read_text())
+    assert rec["verdict"].startswith(verdict)
+    assert rec["compare_exit"] == want

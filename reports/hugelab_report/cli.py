@@ -3,16 +3,18 @@ compare BASELINE CANDIDATE | compare --baseline RUN... --candidate RUN... |
 compare --twins RUN....
 
 Exit status: render 0 (1 with --fail-on-check when a check failed);
-compare 0 no regression, 1 regression; 2 bad input for both."""
+compare 0 no regression detected, 1 regression, 3 inconclusive (the
+runs cannot reach the stated false-alarm bound); 2 for bad input and for
+every failure of the tool itself (one line on stderr, no traceback):
+never 1, which playbooks/regress would read as a regression."""
 
 import argparse
 import json
 import os
 import sys
-import traceback
 
 from . import compare as cmpmod
-from . import junit, render, rundir
+from . import compare_html, junit, render, rundir
 
 
 def _fraction(s):
@@ -29,8 +31,18 @@ def _count(s):
     return v
 
 
+EXIT_OK, EXIT_REGRESSION, EXIT_ERROR, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its complaint on one line (exit 2)."""
+
+    def error(self, message):
+        self.exit(EXIT_ERROR, "%s: %s\n" % (self.prog, message))
+
+
 def parser():
-    p = argparse.ArgumentParser(prog="hugelab-report", description=__doc__)
+    p = Parser(prog="hugelab-report", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("render", help="write report.md, report.html, "
                        "summary.json and junit.xml into RUN_DIR")
@@ -60,8 +72,9 @@ def parser():
                    help="runs of a regression fleet (playbooks/regress): "
                    "each holds both sides, a baseline and a candidate "
                    "guest per pair (guest.json regress)")
-    c.add_argument("--out", help="where compare.md, compare.json and "
-                   "junit-compare.xml go (default: the first candidate "
+    c.add_argument("--out", help="where compare.md, compare.html, "
+                   "compare.json and junit-compare.xml go (default: the "
+                   "first candidate "
                    "run)")
     c.add_argument("--tolerance", type=_fraction, default=0.02,
                    help="relative tolerance of deterministic figures "
@@ -163,14 +176,18 @@ def do_compare(a):
                          check_tolerance=a.check_tolerance,
                          noise_pages=a.noise_pages,
                          count_slack=a.count_slack, twins=tw)
-    md = render.environment().get_template("compare.md.j2").render(c=res)
+    env = render.environment()
+    md = env.get_template("compare.md.j2").render(c=res)
     render.write_text(os.path.join(out, "compare.md"), md)
+    render.write_text(os.path.join(out, "compare.html"),
+                      compare_html.render(env, res))
     render.write_text(os.path.join(out, "compare.json"),
                       json.dumps(res, indent=1, sort_keys=True) + "\n")
     junit.write(cmpmod.checks_of(res),
                 os.path.join(out, "junit-compare.xml"), "hugelab.compare")
     sys.stdout.write(md)
-    return 1 if res["status"] == "regression" else 0
+    return {"regression": EXIT_REGRESSION,
+            "inconclusive": EXIT_INCONCLUSIVE}.get(res["status"], EXIT_OK)
 
 
 def do_latest(a):
@@ -187,8 +204,16 @@ def do_latest(a):
     return 0
 
 
+def one_line(text):
+    return " ".join(str(text).split())
+
+
 def main(argv=None):
-    a = parser().parse_args(argv)
+    """Exit status of one command; every failure is 2 with one line."""
+    try:
+        a = parser().parse_args(argv)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else EXIT_ERROR
     try:
         if a.cmd == "render":
             return do_render(a)
@@ -196,14 +221,17 @@ def main(argv=None):
             return do_latest(a)
         return do_compare(a)
     except rundir.RunDirError as e:
-        print("hugelab-report: %s" % e, file=sys.stderr)
-        return 2
-    except (ValueError, TypeError, KeyError, AttributeError,
-            IndexError, ZeroDivisionError) as e:
+        msg = one_line(e)
+    except OSError as e:
+        # a console.log that is a directory, an unwritable output, a full
+        # disk: the tool failed, the kernels were not judged
+        msg = "cannot read or write %s: %s" % (
+            e.filename or "a file", e.strerror or e)
+    except Exception as e:  # noqa: BLE001 - every failure must be exit 2
         # A document of the right schema holding values of the wrong type
-        # (a string where a count goes): bad input, never exit 1, which
-        # would read as a regression.
-        traceback.print_exc()
-        print("hugelab-report: cannot read this input (%s: %s)" % (
-            type(e).__name__, e), file=sys.stderr)
-        return 2
+        # (a string where a count goes), or a bug of this tool: no
+        # verdict, never exit 1, which would read as a regression.
+        msg = "cannot read this input or internal error (%s: %s)" % (
+            type(e).__name__, one_line(e))
+    print("hugelab-report: %s" % one_line(msg), file=sys.stderr)
+    return EXIT_ERROR

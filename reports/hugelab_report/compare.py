@@ -11,46 +11,47 @@ compared run against run (reports/README.md, "compare"):
   candidate run's value exceeds EVERY baseline run's value by more than
   `threshold` (and, for stall counts, by more than `count_slack`
   samples), or the reverse.  A separated figure is a regression (or an
-  improvement) only when it separates more clearly than any figure of
-  the comparison does under any other assignment of the same runs to
-  the two sides (the noise floor, `noise_floor`): dozens of figures are
-  judged, and each separates by chance with probability 1/C(2R, R), so
-  without the floor an A/A comparison of 3 + 3 runs flags one of 30
-  figures 20-30 % of the time; with it, the chance that any figure of
-  the comparison is flagged is at most 1/C(2R, R) (5 % at 3 + 3).  With
-  fewer than two runs on a side the verdict is "inconclusive (R=1)": one
-  run pair says nothing about latency under TCG.
+  improvement) only when the per-direction step-down max-T permutation
+  test over the assignments of the runs to the sides declares it
+  (maxt.py): at most ALPHA false alarms per direction for the whole
+  comparison, and a change declared in one direction does not raise the
+  bar of the others.  Runs that cannot reach ALPHA (1 / C(2R, R) > ALPHA:
+  fewer than 3 + 3) and figures missing from a run are inconclusive.
+  Every verdict states its power (the chance a 2x / 10x / 30x change of
+  each figure would have been caught with these runs' noise).
 - deterministic: page-table bytes per session and, for runs without a
   disruptor, the kernel's PMD-sharing counters: the median of the
-  candidate runs against the median of the baseline runs, two-sided, with
-  the noise floor max(relative tolerance, `noise_pages` page-table pages,
-  the spread (max - min) of the baseline runs).  Page tables up beyond it
-  is a regression, down an improvement; a counter changed either way is a
-  regression.  The measured bytes per PMD page saved may not fall by more
-  than the check tolerance.
-- a kernel finding count above every baseline run's, a check failing in a
-  candidate run but in no baseline run, and an experiment of the baseline
-  that no candidate run has are regressions.
+  candidate runs against the median of the baseline runs, with the noise
+  floor max(relative tolerance, `noise_pages` page-table pages, the
+  spread (max - min) of the baseline runs).  Page tables up beyond it is
+  a regression, down an improvement; fewer PMD shares is a regression,
+  more an improvement (counter_direction).  The measured bytes per PMD
+  page saved may not fall by more than the check tolerance.
+- a kernel finding count above every baseline run's, a check newly
+  failing in every candidate run (in some only: inconclusive), and an
+  experiment of the baseline that no candidate run has are regressions.
+
+Runs that are not comparable and figures that are not measurements are
+refused before (comparable.py).
 """
 
-import itertools
 import math
-import random
+import re
 import statistics
 
-from . import latency, model, stats, summary
+import numpy as np
+
+from . import comparable, latency, maxt, model, stats, summary
 from .savings import NOISE_PAGES, counter_keys
 
-SCHEMA = "hugelab.compare/2"
+SCHEMA = "hugelab.compare/3"
 MIN_SAMPLES = 20            # p99 of a run needs this many samples
 LATENCY_STATS = ("p50", "p99", "max")
 COUNT_METRICS = ("faults", "faults_disrupted", "faulting_disrupted")
 DEFAULT_THRESHOLD = 0.25
 DEFAULT_COUNT_SLACK = 1
-# Assignments of the runs to the two sides the noise floor tries: all of
-# them up to this many (C(2R, R): 20 at R = 3, 12,870 at R = 8), else
-# this many drawn at random with a fixed seed.
-MAX_LABELINGS = 20000
+# Family-wise false-alarm bound of the latency verdict, per direction.
+ALPHA = 0.05
 
 
 def _item(kind, key, metric, verdict, base=None, cand=None, detail="",
@@ -139,100 +140,101 @@ def separation_score(bvals, cvals, direction, threshold):
     return gap / max(spread, math.log1p(threshold), MIN_WIDTH)
 
 
-def labelings(nb, nc, limit=MAX_LABELINGS):
-    """The candidate index sets of every assignment of nb + nc runs (0..nb-1
-    baseline, nb.. candidate as observed) to the sides, the observed one
-    excluded; (list, sampled)."""
-    n = nb + nc
-    obs = tuple(range(nb, n))
-    if math.comb(n, nc) <= limit:
-        return [c for c in itertools.combinations(range(n), nc)
-                if c != obs], False
-    rnd = random.Random(n * 1000 + nc)
-    seen = set()
-    while len(seen) < limit:
-        c = tuple(sorted(rnd.sample(range(n), nc)))
-        if c != obs:
-            seen.add(c)
-    return sorted(seen), True
+def _figure_name(it):
+    return "%s %s" % (it["key"], it["metric"])
 
 
-def noise_floor(items, nb, nc, threshold, limit=MAX_LABELINGS):
-    """The largest separation score any figure reaches under an assignment
-    of the runs other than the observed one, per direction: what these
-    runs' own noise can produce.  items: latency items with a value in
-    every run (`baseline` nb values, `candidate` nc, in run order) and
-    their `slack`.  Returns {"regression": {...} or None, "improved":
-    ..., "labelings": N, "sampled": bool}.
-
-    Under the A/A hypothesis (all runs exchangeable) the observed
-    assignment is one of C(nb + nc, nc) equally likely ones, so the chance
-    that it beats every other in some figure is at most 1 / C(nb + nc,
-    nc), for the whole comparison."""
-    labs, sampled = labelings(nb, nc, limit)
-    full = [i for i in items if len(i["baseline"]) == nb and
-            len(i["candidate"]) == nc]
-    best = {"regression": None, "improved": None}
-    for it in full:
-        vals = list(it["baseline"]) + list(it["candidate"])
-        if len(set(vals)) < 2:
+def _floor_of(judged, direction, items, exclude):
+    """The largest score a figure still judged reaches under an assignment
+    other than the observed one: what these runs' noise can produce."""
+    best = None
+    table = judged["tables"][direction]
+    byname = {_figure_name(i): i for i in items}
+    for f, sc in table.items():
+        if f in exclude or len(sc) < 2 or not np.isfinite(sc[1:]).any():
             continue
-        slack = it.get("slack") or 0.0
-        for cand in labs:
-            cs = set(cand)
-            c = [vals[i] for i in cand]
-            b = [v for i, v in enumerate(vals) if i not in cs]
-            d = separates(b, c, threshold, slack)
-            if d is None:
-                continue
-            s = separation_score(b, c, d, threshold)
-            if best[d] is None or s > best[d]["score"]:
-                best[d] = {"score": s, "key": it["key"],
-                           "metric": it["metric"],
-                           "candidate_runs": list(cand)}
-    return {"regression": best["regression"], "improved": best["improved"],
-            "labelings": len(labs), "sampled": sampled,
-            "figures": len(full)}
+        j = int(np.argmax(sc[1:])) + 1
+        if best is None or sc[j] > best["score"]:
+            best = {"score": float(sc[j]), "key": byname[f]["key"],
+                    "metric": byname[f]["metric"],
+                    "candidate_runs": judged["cand_idx"][j].tolist()}
+    return best
 
 
-def apply_noise_floor(items, nb, nc, threshold):
-    """Turn separated latency figures that do not beat the noise floor into
-    'noise' (listed, not a regression); returns the floor."""
+def apply_noise_floor(items, nb, nc, threshold, alpha=ALPHA):
+    """Judge the separated latency figures with a value in every run by
+    the per-direction step-down max-T permutation test (maxt.judge): a
+    separated figure not declared is 'noise' (listed, passes).  Sets each
+    judged item's `score` and `p_adjusted`; returns the test's summary
+    (per direction the declared figures and the noise floor; the
+    assignments tried)."""
     lat = [i for i in items if i["kind"] == "latency" and
-           i["verdict"] != "inconclusive"]
-    floor = noise_floor(lat, nb, nc, threshold)
+           i["verdict"] not in ("inconclusive",) and
+           len(i["baseline"]) == nb and len(i["candidate"]) == nc]
+    figures = {_figure_name(i): (list(i["baseline"]) + list(i["candidate"]),
+                                 i.get("slack") or 0.0) for i in lat}
+    judged = maxt.judge(figures, nb, nc, threshold, alpha)
+    declared = {d: set(judged[d]["declared"]) for d in maxt.DIRECTIONS}
     for it in lat:
         d = it["verdict"]
-        if d not in ("regression", "improved"):
+        if d not in maxt.DIRECTIONS:
             continue
+        name = _figure_name(it)
         s = separation_score(it["baseline"], it["candidate"], d, threshold)
-        it["score"] = s
-        f = floor[d]
-        if f is not None and s <= f["score"]:
+        p = judged[d]["adjusted"].get(name)
+        it["score"], it["p_adjusted"] = s, p
+        if name in declared[d]:
+            it["detail"] += ("; declared by the step-down max-T test "
+                             "(separation score %.3g, adjusted p %.3g <= "
+                             "%.3g)" % (s, p, alpha))
+        else:
             it["verdict"] = "noise"
             it["detail"] += (
-                "; within the noise floor: separation score %.3g, but "
-                "another assignment of these runs to the sides separates "
-                "%s %s with %.3g" % (s, f["key"], f["metric"], f["score"]))
-        else:
-            it["detail"] += "; separation score %.3g above the noise " \
-                "floor %s" % (s, "%.3g" % f["score"] if f else "(none)")
-    return floor
+                "; within the noise floor: separation score %.3g, "
+                "adjusted p %.3g > %.3g (other assignments of these runs "
+                "to the sides separate as clearly)" % (
+                    s, p if p is not None else 1.0, alpha))
+    out = {"assignments": judged["assignments"],
+           "labelings": judged["assignments"] - 1,
+           "sampled": judged["sampled"], "figures": len(figures),
+           "alpha": alpha, "method": "per-direction step-down max-T"}
+    for d in maxt.DIRECTIONS:
+        other = "improved" if d == "regression" else "regression"
+        out[d] = _floor_of(judged, d, lat, declared[d] | declared[other])
+        out[d + "_declared"] = sorted(declared[d])
+    out["_judged"], out["_figures"] = judged, figures
+    return out
 
 
-def latency_verdict(key, metric, bvals, cvals, threshold, slack=0.0):
+def resolution_reaches(nb, nc, alpha=ALPHA):
+    """Whether nb + nc runs can reach the false-alarm bound at all: the
+    observed assignment is one of C(nb + nc, nc), so no test on them can
+    claim less than 1 / C(nb + nc, nc) (16.7 % at 2 + 2, 5 % at 3 + 3)."""
+    return min(nb, nc) >= 1 and separation_chance(nb, nc) <= alpha + 1e-12
+
+
+def latency_verdict(key, metric, bvals, cvals, threshold, slack=0.0,
+                    runs=None):
     """Run-against-run verdict of one per-run latency figure (before the
-    noise floor of the comparison, apply_noise_floor)."""
+    step-down test of the comparison, apply_noise_floor).  runs: (nb, nc)
+    of the comparison; a figure missing from some run is inconclusive
+    (the test's bound holds only for figures with a value in every run)."""
     nb, nc = len(bvals), len(cvals)
     if not nb and not nc:
         return None
-    if nb < 2 or nc < 2:
+    rb, rc = runs or (nb, nc)
+    if not resolution_reaches(rb, rc):
         return _item("latency", key, metric, "inconclusive", bvals, cvals,
-                     "inconclusive (R=%d): one run a side cannot tell a "
-                     "kernel from the host's noise" % min(nb, nc) if
-                     min(nb, nc) == 1 else
-                     "recorded in %d baseline and %d candidate runs" % (
-                         nb, nc))
+                     "inconclusive (R=%d+%d): the best these runs can show "
+                     "is 1 in %d assignments, above the %.0f %% bound" % (
+                         rb, rc, math.comb(rb + rc, rc), ALPHA * 100),
+                     runs=[nb, nc])
+    if nb < rb or nc < rc:
+        return _item("latency", key, metric, "inconclusive", bvals, cvals,
+                     "inconclusive: recorded in %d of %d baseline and %d "
+                     "of %d candidate runs; the bound holds only for "
+                     "figures of every run" % (nb, rb, nc, rc),
+                     runs=[nb, nc])
     verdict = separates(bvals, cvals, threshold, slack) or "ok"
     how = {"regression": "every candidate run above every baseline run",
            "improved": "every candidate run below every baseline run",
@@ -244,7 +246,17 @@ def latency_verdict(key, metric, bvals, cvals, threshold, slack=0.0):
         "%.3g" % ratio if ratio is not None else "n/a")
     return _item("latency", key, metric, verdict, bvals, cvals, detail,
                  runs=[nb, nc], median_ratio=ratio, slack=slack,
-                 separation_chance=separation_chance(nb, nc))
+                 separation_chance=separation_chance(nb, nc),
+                 change_pct=(ratio - 1) * 100 if ratio is not None
+                 else None, spread=spread_of(bvals, cvals))
+
+
+def spread_of(bvals, cvals):
+    """max / min of each side's runs (how much repeats moved)."""
+    def one(v):
+        lo, hi = min(v), max(v)
+        return hi / lo if lo > 0 else None
+    return {"baseline": one(bvals), "candidate": one(cvals)}
 
 
 def unshared_rise(r):
@@ -263,6 +275,14 @@ def unshared_rise(r):
     if not exp.sharing:
         return None
     return (n * exp.slots * model.PT_PAGE - exp.bytes) / n
+
+
+def counter_direction(name):
+    """Which way a PMD-sharing counter gets worse: fewer shares (and the
+    unshares and saved tables that follow them) is a kernel that stopped
+    sharing; more is one that shares more, an improvement.  A share
+    backout is a failed attempt: more is worse."""
+    return "higher_worse" if "backout" in name else "lower_worse"
 
 
 def _counters(r):
@@ -289,6 +309,7 @@ def run_figures(run):
         hists = [(label, r.get(*path)) for label, path in latency.METRICS]
         for op, d in sorted((r.get("disruptor", "ops") or {}).items()):
             hists.append(("disruptor." + op, (d or {}).get("duration")))
+        comparable.check_numbers(r, hists, f["counters"])
         for label, h in hists:
             n = stats.hist_count(h)
             s = stats.summary(h)
@@ -319,7 +340,7 @@ def _values(fs, get):
 
 
 def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
-                     noise_pages):
+                     noise_pages, nruns=None):
     items = []
     if bf[0]["program"] != "shmdb":
         return items
@@ -358,7 +379,8 @@ def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
                 ",".join(disrupt)))
         else:
             items.append(deterministic_runs("deterministic", k, name, vb,
-                                            vc, tolerance, "any"))
+                                            vc, tolerance,
+                                            counter_direction(name)))
     keys = sorted({lk for f in bf + cf for lk in f["latency"]},
                   key=lambda x: (x[0], x[1]))
     for label, stat in keys:
@@ -366,39 +388,84 @@ def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
         vc = _values(cf, lambda f: f["latency"].get((label, stat)))
         counting = stat.startswith("over_")
         it = latency_verdict(k, "%s %s" % (label, stat), vb, vc,
-                             threshold, count_slack if counting else 0.0)
+                             threshold, count_slack if counting else 0.0,
+                             runs=nruns or (len(bf), len(cf)))
         if it is not None:
             items.append(it)
     return items
 
 
-def check_items(base_checks, cand_checks):
-    """Render's checks of each side (lists of check lists, one per run): a
-    check failing in some candidate run but in no baseline run (passing,
-    skipped or absent there) is a regression; one failing in a baseline
-    run too is a known failure; one failing only in the baseline runs is
-    fixed (improved).  Checks are matched by suite and name."""
-    def failing(runs):
-        out = {}
-        for checks in runs:
-            for x in checks:
-                if x["status"] == "fail":
-                    out.setdefault((x["suite"], x["name"]), x["message"])
-        return out
-    fb, fc = failing(base_checks), failing(cand_checks)
+def failure_message(msg):
+    """A check's failure message with its numbers masked: the same
+    failure in two runs differs in its figures, not in its words."""
+    return re.sub(r"[0-9]+(\.[0-9]+)?", "#", str(msg or "")).strip()
+
+
+def _failing(checks):
+    """{(suite, name): message} of one run's failed checks."""
+    out = {}
+    for x in checks:
+        if x["status"] == "fail":
+            out.setdefault((x["suite"], x["name"]), x["message"])
+    return out
+
+
+def _known(key, msg, i, fb, paired):
+    """Whether the candidate's failure of `key` in round i (message msg)
+    is a baseline failure: the same check failing with the same message
+    in the same round (twins), or in any baseline run (separate runs,
+    which have no rounds)."""
+    want = failure_message(msg)
+    runs = [fb[i]] if paired and i < len(fb) else fb
+    return any(failure_message(f.get(key)) == want for f in runs
+               if key in f)
+
+
+def check_items(base_checks, cand_checks, paired=False):
+    """Render's checks of each side (lists of check lists, one per run),
+    matched by suite and name.  A candidate failure is known when the
+    baseline fails the same check with the same message (numbers masked)
+    in the same round (paired: twins) or, for separate runs, in any
+    baseline run.  A check newly failing in every candidate run is a
+    regression (a check that flakes at rate q does that with probability
+    q^R (1 - q)^R <= 4^-R: 1.6 % at R = 3); newly failing in some runs
+    only is inconclusive (a 10 % flake fails in 1 of 3 candidate rounds
+    and none of 3 baseline rounds 20 % of the time); all failures known
+    is a known failure; failing only in the baseline is improved."""
+    fb = [_failing(c) for c in base_checks]
+    fc = [_failing(c) for c in cand_checks]
+    nc = len(fc)
     seen_c = {(x["suite"], x["name"]) for checks in cand_checks
               for x in checks}
     out = []
-    for (suite, name), msg in sorted(fc.items()):
-        if (suite, name) in fb:
+    for key in sorted({k for f in fc for k in f}):
+        suite, name = key
+        fails = [(i, f[key]) for i, f in enumerate(fc) if key in f]
+        new = [(i, m) for i, m in fails
+               if not _known(key, m, i, fb, paired)]
+        msg = (new or fails)[0][1]
+        where = "candidate run(s) %s" % ", ".join(
+            str(i + 1) for i, _ in (new or fails))
+        if not new:
             out.append(_item("checks", name, suite, "known-failure", "fail",
-                             "fail", msg))
-        else:
+                             "fail", "%s (%s, the baseline fails it with "
+                             "the same message)" % (msg, where)))
+        elif len(new) == nc:
             out.append(_item("checks", name, suite, "regression",
-                             "not failing", "fail", msg))
-    for (suite, name), msg in sorted(fb.items()):
-        if (suite, name) not in fc and (suite, name) in seen_c:
-            out.append(_item("checks", name, suite, "improved", "fail",
+                             "not failing", "fail", msg, rounds=nc))
+        else:
+            out.append(_item(
+                "checks", name, suite, "inconclusive", "not failing",
+                "fail in %d of %d" % (len(new), nc),
+                "newly failing in %s of %d only (%s): a flaky check does "
+                "this as often; rerun with more rounds" % (
+                    where, nc, msg)))
+    failing_b = {k for f in fb for k in f}
+    failing_c = {k for f in fc for k in f}
+    for key in sorted(failing_b - failing_c):
+        if key in seen_c:
+            msg = next(f[key] for f in fb if key in f)
+            out.append(_item("checks", key[1], key[0], "improved", "fail",
                              "not failing", msg))
     return out
 
@@ -461,6 +528,113 @@ def describe(runs):
     return "; ".join(out) or "n/a"
 
 
+# Injected changes the power statement is measured at (x candidate).
+POWER_RATIOS = (2, 10, 30)
+# A figure "would have been caught" at a ratio detected this often.
+POWER_GOAL = 0.8
+# What each rule's false alarm rate is (README "compare").
+FALSE_ALARM_RULES = {
+    "latency": "per direction at most max(alpha, 1 / C(Rb + Rc, Rc)) for "
+               "the whole comparison (step-down max-T); below the "
+               "resolution the verdict is inconclusive",
+    "deterministic": "a change beyond max(tolerance, noise pages, the "
+                     "baseline runs' spread) in the rule's direction: 0 "
+                     "for repeats within the measured page noise",
+    "checks": "a check failing in every candidate round and no baseline "
+              "round: q^R (1 - q)^R for a check flaking at rate q, at "
+              "most 4^-R (1.6 % at R = 3); failing in some rounds only "
+              "is inconclusive",
+    "warnings": "a kernel finding in a candidate run beyond every baseline "
+                "run's count: findings are not noise (a flaky finding is "
+                "a bug to report)",
+    "coverage": "an experiment of the baseline missing in every "
+                "candidate run",
+}
+
+
+def latency_status(lat, nb, nc):
+    if not resolution_reaches(nb, nc):
+        return "inconclusive (R=%d+%d)" % (nb, nc)
+    if any(i["verdict"] == "regression" for i in lat):
+        return "regression"
+    if any(i["verdict"] == "inconclusive" for i in lat):
+        return "inconclusive (figures missing from some runs)"
+    return "ok"
+
+
+def power_statement(items, floor, nb, nc, threshold):
+    """Per judged latency figure the chance that a change of each of
+    POWER_RATIOS would have been declared (maxt.power) and the smallest
+    ratio caught with probability >= POWER_GOAL; a summary count."""
+    if not floor:
+        return {"ratios": list(POWER_RATIOS), "goal": POWER_GOAL,
+                "figures": 0, "detectable": {},
+                "statement": "no latency figure could be judged at R=%d+%d"
+                % (nb, nc)}
+    judged, figures = floor["_judged"], floor["_figures"]
+    pw = maxt.power(figures, judged, nb, nc, threshold, ALPHA, POWER_RATIOS)
+    byname = {_figure_name(i): i for i in items if i["kind"] == "latency"}
+    caught = {str(k): 0 for k in POWER_RATIOS}
+    for name, ps in pw.items():
+        it = byname[name]
+        it["power"] = {str(k): p for k, p in ps.items()}
+        small = [k for k in POWER_RATIOS if ps[k] >= POWER_GOAL]
+        it["detectable_ratio"] = small[0] if small else None
+        if small:
+            for k in POWER_RATIOS:
+                caught[str(k)] += k >= small[0]
+    n = len(pw)
+    parts = ["%d of %d figures a %dx change" % (caught[str(k)], n, k)
+             for k in POWER_RATIOS]
+    return {"ratios": list(POWER_RATIOS), "goal": POWER_GOAL, "figures": n,
+            "detectable": caught,
+            "statement": "with these runs' noise, probability >= %.0f %% "
+            "of catching: %s" % (POWER_GOAL * 100, "; ".join(parts))}
+
+
+def pair_twins(items, nb, nc):
+    """Twin rounds: per latency figure the candidate / baseline ratio of
+    each round's twins and the exact one-sided sign-flip p-values of
+    their mean log (maxt.sign_flip); a summary of how much twin ratios
+    spread within rounds against the runs across rounds.  Reported, not
+    the verdict: R rounds give 2^R sign flips, so p >= 2^-R (12.5 % at
+    R = 3) and the pairing alone can reach 5 % only from R = 5."""
+    if nb != nc:
+        return None
+    within, across = [], []
+    for it in items:
+        if it["kind"] != "latency" or it["verdict"] == "inconclusive":
+            continue
+        b, c = it["baseline"], it["candidate"]
+        if len(b) != nb or len(c) != nc or min(b + c) <= 0:
+            continue
+        logs = [math.log(y / x) for x, y in zip(b, c)]
+        pr, pi = maxt.sign_flip(logs)
+        it["paired"] = {"ratios": [math.exp(x) for x in logs],
+                        "p_regression": pr, "p_improved": pi}
+        within.append(math.exp(max(logs) - min(logs)))
+        across.append(max(b) / min(b))
+    return {"rounds": nb, "smallest_p": 2.0 ** -nb,
+            "figures": len(within),
+            "twin_ratio_spread_median": statistics.median(within)
+            if within else None,
+            "baseline_run_spread_median": statistics.median(across)
+            if across else None}
+
+
+def verdict_line(status, regressions, inconclusive, pw):
+    if status == "regression":
+        return "regression: %d item(s)" % len(regressions)
+    if status == "inconclusive":
+        return ("inconclusive: %d item(s) cannot reach the stated bound "
+                "(%s); %s" % (len(inconclusive), ", ".join(
+                    "%s %s" % (i["key"], i["metric"])
+                    for i in inconclusive[:3]) +
+                    (", ..." if len(inconclusive) > 3 else ""),
+                    pw["statement"]))
+    return "no regression detected; %s" % pw["statement"]
+
+
 def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
             check_tolerance=0.25, noise_pages=NOISE_PAGES,
             count_slack=DEFAULT_COUNT_SLACK, twins=None):
@@ -469,6 +643,7 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
     both sides, rundir.side_view), recorded in the result."""
     bases = base if isinstance(base, (list, tuple)) else [base]
     cands = cand if isinstance(cand, (list, tuple)) else [cand]
+    comparable.check_sides(bases, cands)
     items = []
     rb = _by_key([run_figures(r) for r in bases])
     rc = _by_key([run_figures(r) for r in cands])
@@ -482,25 +657,34 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
                                detail="experiment missing in candidate"))
             continue
         items.extend(experiment_items(k, rb[key], rc[key], tolerance,
-                                      threshold, count_slack, noise_pages))
+                                      threshold, count_slack, noise_pages,
+                                      (len(bases), len(cands))))
     ab = [summary.analyse(r, tolerance=check_tolerance) for r in bases]
     ac = [summary.analyse(r, tolerance=check_tolerance) for r in cands]
     items.extend(estimate_items(ab, ac, check_tolerance))
     items.extend(warning_items(ab, ac))
     items.extend(check_items([a["checks"] for a in ab],
-                             [a["checks"] for a in ac]))
+                             [a["checks"] for a in ac],
+                             paired=bool(twins)))
     nb, nc = len(bases), len(cands)
-    lat = [i for i in items if i["kind"] == "latency" and
-           i["verdict"] != "inconclusive"]
+    lat = [i for i in items if i["kind"] == "latency"]
     separated = sum(i["verdict"] in ("regression", "improved") for i in lat)
     floor = (apply_noise_floor(items, nb, nc, threshold)
-             if min(nb, nc) > 1 else None)
+             if resolution_reaches(nb, nc) else None)
+    pw = power_statement(items, floor, nb, nc, threshold)
+    pairing = pair_twins(items, nb, nc) if twins else None
+    if floor:
+        floor.pop("_judged"), floor.pop("_figures")
     regressions = [i for i in items if i["verdict"] in ("regression",
                                                         "changed")]
+    inconclusive = [i for i in items if i["verdict"] == "inconclusive"]
     # Figures equal in every run of both sides (mostly zero stall counts)
     # cannot separate.
-    varying = [i for i in lat
+    judged = [i for i in lat if i["verdict"] != "inconclusive"]
+    varying = [i for i in judged
                if len(set(i["baseline"]) | set(i["candidate"])) > 1]
+    status = ("regression" if regressions else
+              "inconclusive" if inconclusive else "ok")
     return summary.clean({
         "schema": SCHEMA,
         "baseline": {"run_ids": [r.run_id for r in bases],
@@ -516,23 +700,24 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
                      "count_slack": count_slack,
                      "check_tolerance": check_tolerance,
                      "noise_pages": noise_pages,
-                     "min_samples": MIN_SAMPLES},
-        "status": "regression" if regressions else "ok",
-        "latency_verdict": (
-            "inconclusive (R=%d)" % min(nb, nc) if min(nb, nc) < 2 else
-            "regression" if any(i["verdict"] == "regression" for i in lat)
-            else "ok"),
+                     "min_samples": MIN_SAMPLES, "alpha": ALPHA},
+        "status": status,
+        "verdict": verdict_line(status, regressions, inconclusive, pw),
+        "latency_verdict": latency_status(lat, nb, nc),
         # The chance that an A/A comparison reports any latency
-        # regression at all (the noise floor makes it one event for the
-        # whole comparison, however many figures are judged), and the
-        # floor itself.
+        # regression at all (the step-down max-T test makes it one event
+        # for the whole comparison, however many figures are judged).
         "false_alarm": {
-            "comparison_bound": separation_chance(nb, nc)
-            if min(nb, nc) > 1 else None,
-            "items": len(lat), "varying_items": len(varying),
+            "comparison_bound": max(ALPHA, separation_chance(nb, nc))
+            if floor else None,
+            "resolution": separation_chance(nb, nc),
+            "items": len(judged), "varying_items": len(varying),
             "separated": separated,
-            "noise": sum(i["verdict"] == "noise" for i in lat)},
+            "noise": sum(i["verdict"] == "noise" for i in lat),
+            "rules": FALSE_ALARM_RULES},
         "noise_floor": floor,
+        "power": pw,
+        "pairing": pairing,
         "provenance": {"baseline": [a["provenance"] for a in ab],
                        "candidate": [a["provenance"] for a in ac]},
         "parameters": parameters([a["provenance"] for a in ab],

@@ -156,14 +156,6 @@ class Expectation:
             return 0
         return (self.mappers - 1) * self.full_slots
 
-    def as_dict(self):
-        return {
-            "mode": self.mode, "size": self.size, "mappers": self.mappers,
-            "slots": self.slots, "full_slots": self.full_slots,
-            "sharing": self.sharing, "pages": self.pages,
-            "bytes": self.bytes, "marginal_pages": self.marginal_pages,
-        }
-
 
 def sharing_savings(size, processes, bytes_per_pmd_page=PT_PAGE):
     """Bytes PMD sharing saves for `processes` mapping `size` bytes at the

@@ -134,7 +134,8 @@ def binomial_ci(k, n, level=0.95):
 
 
 def linear_fit(xs, ys):
-    """Ordinary least squares y = intercept + slope * x.
+    """Ordinary least squares y = intercept + slope * x
+    (scipy.stats.linregress).
 
     Returns a dict with slope, intercept, r2, n and the slope's standard
     error; None with fewer than two distinct x.  With exactly two distinct
@@ -143,23 +144,17 @@ def linear_fit(xs, ys):
     "exact" is True."""
     x = np.asarray(xs, dtype=float)
     y = np.asarray(ys, dtype=float)
-    if len(x) < 2 or len(set(x.tolist())) < 2:
+    distinct = len(set(x.tolist()))
+    if len(x) < 2 or distinct < 2:
         return None
-    xm, ym = x.mean(), y.mean()
-    sxx = float(((x - xm) ** 2).sum())
-    sxy = float(((x - xm) * (y - ym)).sum())
-    slope = sxy / sxx
-    intercept = float(ym - slope * xm)
-    resid = y - (intercept + slope * x)
-    ss_res = float((resid ** 2).sum())
-    ss_tot = float(((y - ym) ** 2).sum())
-    exact = len(set(x.tolist())) == 2
+    fit = sps.linregress(x, y)
+    exact = distinct == 2
     r2 = None
     if not exact:
-        r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
-    se = math.sqrt(ss_res / (len(x) - 2) / sxx) if len(x) > 2 else None
-    return {"slope": slope, "intercept": intercept, "r2": r2,
-            "n": int(len(x)), "slope_stderr": se, "exact": exact}
+        r2 = float(fit.rvalue) ** 2 if np.ptp(y) > 0 else 1.0
+    se = float(fit.stderr) if len(x) > 2 else None
+    return {"slope": float(fit.slope), "intercept": float(fit.intercept),
+            "r2": r2, "n": int(len(x)), "slope_stderr": se, "exact": exact}
 
 
 def fit_through_origin(xs, ys):
@@ -180,18 +175,6 @@ def rel_diff(candidate, baseline):
     if baseline == 0:
         return math.inf
     return (candidate - baseline) / abs(baseline)
-
-
-def holm(pvalues):
-    """Holm-Bonferroni adjusted p-values, in the input order."""
-    m = len(pvalues)
-    order = sorted(range(m), key=lambda i: pvalues[i])
-    out = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        out[i] = running
-    return out
 
 
 # Stall thresholds the reports count samples over (100 ms, 1 s, 2 s).
