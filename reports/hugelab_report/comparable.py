@@ -11,6 +11,12 @@ are not comparable and numbers that are not measurements.
 - A figure compare reads must be a finite number, latencies and
   histogram buckets not negative: NaN, infinity or a negative bucket is
   a broken result, not a change of the kernel.
+- A guest's console.log must be readable when it is there: a console
+  that cannot be read (a directory, a symlink loop or to nowhere, no
+  permission) leaves the kernel findings of that run unknown, on either
+  side, and an unknown count is neither clean nor a regression.  render
+  shows it as a finding ("console unreadable", a failed "no kernel
+  warnings" check); compare refuses the run, naming the file.
 """
 
 import math
@@ -89,10 +95,25 @@ def check_workloads(a, b, where):
                                 b[k].get(key)))
 
 
+def check_consoles(runs, side):
+    """RunDirError naming the first console.log of a side that is there
+    but could not be read (rundir records it as Guest.console_error)."""
+    for r in runs:
+        for g in r.guests:
+            if g.console_error:
+                raise RunDirError(
+                    "%s side: %s: %s; its kernel findings are unknown, "
+                    "not a run compare can judge" % (
+                        side, os.path.join(g.path, "console.log"),
+                        g.console_error.replace("console.log ", "")))
+
+
 def check_sides(bases, cands):
     """RunDirError with the first reason the sides are not comparable."""
     check_side(bases, "baseline")
     check_side(cands, "candidate")
+    check_consoles(bases, "baseline")
+    check_consoles(cands, "candidate")
     check_workloads(_workloads(bases[0]), _workloads(cands[0]),
                     "baseline %s and candidate %s" % (bases[0].run_id,
                                                       cands[0].run_id))

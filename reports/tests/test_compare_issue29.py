@@ -49,15 +49,42 @@ def one_line(err):
 
 
 # --- 3. a crash is exit 2, one line, never 1 --------------------------------
-def test_console_log_that_is_a_directory_is_exit_2(tmp_path, capsys):
+# An unreadable console.log is no crash any more (render shows it as a
+# finding), but compare still refuses the run: its kernel findings are
+# unknown, on either side (reports/README.md, "compare").
+@pytest.mark.parametrize("side", ["cand", "base"])
+def test_console_log_that_is_a_directory_is_exit_2(tmp_path, capsys, side):
     rs = rounds(AA, tmp_path)
-    c = os.path.join(rs[0], "guests", "hl-rg-cand", "console.log")
+    c = os.path.join(rs[0], "guests", "hl-rg-" + side, "console.log")
     os.unlink(c)
     os.mkdir(c)
+    out = tmp_path / "o"
+    code, err = run(["compare", "--twins"] + rs + ["--out", str(out)],
+                    capsys)
+    assert code == 2 and one_line(err), err
+    assert c in err and "unreadable" in err, err
+    assert not (out / "compare.json").exists()
+
+
+def test_console_log_symlink_loop_is_exit_2(tmp_path, capsys):
+    rs = rounds(AA, tmp_path)
+    c = os.path.join(rs[1], "guests", "hl-rg-cand", "console.log")
+    os.unlink(c)
+    os.symlink("console.log", c)
     code, err = run(["compare", "--twins"] + rs + ["--out",
                                                    str(tmp_path / "o")],
                     capsys)
-    assert code == 2 and one_line(err), err
+    assert code == 2 and one_line(err) and c in err, err
+
+
+def test_absent_console_log_is_no_console(tmp_path, capsys):
+    """Absent is not unreadable: the A/A proof still passes."""
+    rs = rounds(AA, tmp_path)
+    os.unlink(os.path.join(rs[0], "guests", "hl-rg-cand", "console.log"))
+    code, err = run(["compare", "--twins"] + rs + ["--out",
+                                                   str(tmp_path / "o")],
+                    capsys)
+    assert code == 0, err
 
 
 def test_unwritable_compare_md_is_exit_2(tmp_path, capsys):
