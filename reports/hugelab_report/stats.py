@@ -212,30 +212,3 @@ def bucket_span(hist):
     spans = [u / bucket_lower(u) for u, _ in buckets(hist)
              if bucket_lower(u) > 0 and u > 1]
     return max(spans) if spans else None
-
-
-def percentile_interp(hist, q):
-    """Percentile q (0..100) interpolated linearly inside its bucket
-    (samples assumed spread evenly over [lower, upper]), clamped to the
-    histogram's min and max.  Used to compare runs: a bucket-upper-bound
-    percentile jumps 2x when a distribution moves a few percent across a
-    log2 bucket boundary."""
-    bs = buckets(hist)
-    n = sum(k for _, k in bs)
-    if not n:
-        return None
-    rank = q / 100.0 * n
-    seen = 0
-    value = bs[-1][0]
-    for u, k in bs:
-        if seen + k >= rank:
-            lo = bucket_lower(u)
-            value = lo + (u - lo) * max(0.0, rank - seen) / k
-            break
-        seen += k
-    mn, mx = hist.get("min"), hist.get("max")
-    if isinstance(mx, (int, float)):
-        value = min(value, mx)
-    if isinstance(mn, (int, float)):
-        value = max(value, mn)
-    return value
