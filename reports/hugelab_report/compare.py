@@ -5,20 +5,25 @@ Each side is R run directories of the same fleet (R repeats; the old
 guest and experiment name; every figure is first reduced per run, then
 compared run against run (reports/README.md, "compare"):
 
-- latency (mmtests-style): per run and experiment, p50 / p99 (interpolated
-  inside their bucket) / max of each latency histogram and the number of
-  fault samples over 100 ms, 1 s and 2 s.  A figure separates when EVERY
-  candidate run's value exceeds EVERY baseline run's value by more than
-  `threshold` (and, for stall counts, by more than `count_slack`
-  samples), or the reverse.  A separated figure is a regression (or an
-  improvement) only when the per-direction step-down max-T permutation
-  test over the assignments of the runs to the sides declares it
-  (maxt.py): at most ALPHA false alarms per direction for the whole
-  comparison, and a change declared in one direction does not raise the
-  bar of the others.  Runs that cannot reach ALPHA (1 / C(2R, R) > ALPHA:
-  fewer than 3 + 3) and figures missing from a run are inconclusive.
-  Every verdict states its power (the chance a 2x / 10x / 30x change of
-  each figure would have been caught with these runs' noise).
+- latency (mmtests-style): per run and experiment, p50 / p99
+  (interpolated inside their bucket, latency.percentile) / max of each
+  latency histogram and the number of fault samples over 100 ms, 1 s and
+  2 s.  A p99 is compared only when every run of both sides has at least
+  latency.PERCENTILE_MIN_SAMPLES[99] (100) samples of its histogram, the
+  rule render shows p99 by: below that it is the maximum, so it is
+  listed as skipped ("not compared"), neither judged nor missing.  A
+  figure separates when EVERY candidate run's value exceeds EVERY
+  baseline run's value by more than `threshold` (and, for stall counts,
+  by more than `count_slack` samples), or the reverse.  A separated
+  figure is a regression (or an improvement) only when the per-direction
+  step-down max-T permutation test over the assignments of the runs to
+  the sides declares it (maxt.py): at most ALPHA false alarms per
+  direction for the whole comparison, and a change declared in one
+  direction does not raise the bar of the others.  Runs that cannot reach
+  ALPHA (1 / C(2R, R) > ALPHA: fewer than 3 + 3) and figures missing
+  from a run are inconclusive.  Every verdict states its power (the
+  chance a 2x / 10x / 30x change of each figure would have been caught
+  with these runs' noise).
 - deterministic: page-table bytes per session and, for runs without a
   disruptor, the kernel's PMD-sharing counters: the median of the
   candidate runs against the median of the baseline runs, with the noise
@@ -45,7 +50,8 @@ from . import comparable, latency, maxt, model, stats, summary
 from .savings import NOISE_PAGES, counter_keys
 
 SCHEMA = "hugelab.compare/3"
-MIN_SAMPLES = 20            # p99 of a run needs this many samples
+# A run's p99 needs this many samples (render's rule, one for both).
+P99_MIN_SAMPLES = latency.PERCENTILE_MIN_SAMPLES[99]
 LATENCY_STATS = ("p50", "p99", "max")
 COUNT_METRICS = ("faults", "faults_disrupted", "faulting_disrupted")
 DEFAULT_THRESHOLD = 0.25
@@ -169,7 +175,7 @@ def apply_noise_floor(items, nb, nc, threshold, alpha=ALPHA):
     (per direction the declared figures and the noise floor; the
     assignments tried)."""
     lat = [i for i in items if i["kind"] == "latency" and
-           i["verdict"] not in ("inconclusive",) and
+           i["verdict"] not in ("inconclusive", "skipped") and
            len(i["baseline"]) == nb and len(i["candidate"]) == nc]
     figures = {_figure_name(i): (list(i["baseline"]) + list(i["candidate"]),
                                  i.get("slack") or 0.0) for i in lat}
@@ -295,7 +301,8 @@ def run_figures(run):
     run to."""
     out = {}
     for r in run.results():
-        f = {"program": r.program, "config": r.config, "latency": {}}
+        f = {"program": r.program, "config": r.config, "latency": {},
+             "samples": {}}
         out[(r.guest, r.name)] = f
         if r.program != "shmdb":
             continue
@@ -316,9 +323,10 @@ def run_figures(run):
             if not s:
                 continue
             lat = f["latency"]
+            f["samples"][label] = n
             lat[(label, "p50")] = latency.percentile(h, 50)
             lat[(label, "max")] = s["max"]
-            if n >= MIN_SAMPLES:
+            if n >= P99_MIN_SAMPLES:
                 lat[(label, "p99")] = latency.percentile(h, 99)
             if label in COUNT_METRICS:
                 for t, name in stats.STALL_THRESHOLDS:
@@ -381,11 +389,17 @@ def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
             items.append(deterministic_runs("deterministic", k, name, vb,
                                             vc, tolerance,
                                             counter_direction(name)))
-    keys = sorted({lk for f in bf + cf for lk in f["latency"]},
-                  key=lambda x: (x[0], x[1]))
-    for label, stat in keys:
+    keys = {lk for f in bf + cf for lk in f["latency"]}
+    keys |= {(label, "p99") for f in bf + cf for label in
+             f.get("samples") or {}}
+    for label, stat in sorted(keys):
         vb = _values(bf, lambda f: f["latency"].get((label, stat)))
         vc = _values(cf, lambda f: f["latency"].get((label, stat)))
+        if stat == "p99":
+            it = p99_below_floor(k, label, bf, cf, vb, vc)
+            if it is not None:
+                items.append(it)
+                continue
         counting = stat.startswith("over_")
         it = latency_verdict(k, "%s %s" % (label, stat), vb, vc,
                              threshold, count_slack if counting else 0.0,
@@ -393,6 +407,26 @@ def experiment_items(k, bf, cf, tolerance, threshold, count_slack,
         if it is not None:
             items.append(it)
     return items
+
+
+def p99_below_floor(key, label, bf, cf, vb, vc):
+    """A 'skipped' item when some run of either side has fewer than
+    P99_MIN_SAMPLES samples of `label` (its p99 is the maximum there, and
+    render does not show it), else None.  Not 'inconclusive': the figure
+    is not measured, not missing, and it must not turn the latency
+    verdict inconclusive.  baseline / candidate: the p99 of the runs that
+    have one (lists, as every latency item)."""
+    nb = [f.get("samples", {}).get(label) for f in bf]
+    nc = [f.get("samples", {}).get(label) for f in cf]
+    low = [n for n in nb + nc if n is not None and n < P99_MIN_SAMPLES]
+    if not low:
+        return None
+    return _item("latency", key, "%s p99" % label, "skipped", vb, vc,
+                 "not compared (fewer than %d samples in some run, where "
+                 "p99 is the maximum): %d to %d samples a run" % (
+                     P99_MIN_SAMPLES, min(low),
+                     max(n for n in nb + nc if n is not None)),
+                 samples={"baseline": nb, "candidate": nc})
 
 
 def failure_message(msg):
@@ -603,7 +637,8 @@ def pair_twins(items, nb, nc):
         return None
     within, across = [], []
     for it in items:
-        if it["kind"] != "latency" or it["verdict"] == "inconclusive":
+        if it["kind"] != "latency" or it["verdict"] in ("inconclusive",
+                                                        "skipped"):
             continue
         b, c = it["baseline"], it["candidate"]
         if len(b) != nb or len(c) != nc or min(b + c) <= 0:
@@ -680,7 +715,8 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
     inconclusive = [i for i in items if i["verdict"] == "inconclusive"]
     # Figures equal in every run of both sides (mostly zero stall counts)
     # cannot separate.
-    judged = [i for i in lat if i["verdict"] != "inconclusive"]
+    judged = [i for i in lat if i["verdict"] not in ("inconclusive",
+                                                     "skipped")]
     varying = [i for i in judged
                if len(set(i["baseline"]) | set(i["candidate"])) > 1]
     status = ("regression" if regressions else
@@ -700,7 +736,7 @@ def compare(base, cand, tolerance=0.02, threshold=DEFAULT_THRESHOLD,
                      "count_slack": count_slack,
                      "check_tolerance": check_tolerance,
                      "noise_pages": noise_pages,
-                     "min_samples": MIN_SAMPLES, "alpha": ALPHA},
+                     "min_samples": P99_MIN_SAMPLES, "alpha": ALPHA},
         "status": status,
         "verdict": verdict_line(status, regressions, inconclusive, pw),
         "latency_verdict": latency_status(lat, nb, nc),

@@ -150,7 +150,7 @@ def test_one_run_a_side_is_inconclusive(real_run, tmp_path):
     slowed = []
     for r in shmdb_results(cand):
         h = r.get("transactions", "latency")
-        if h and h.get("count", 0) >= compare.MIN_SAMPLES:
+        if h and h.get("count", 0) >= compare.P99_MIN_SAMPLES:
             scale_hist(h, 4)
             slowed.append(r.guest + "/" + r.name)
             dump_json(r.path, r.doc)

@@ -9,7 +9,7 @@ import pytest
 from conftest import dump_json, load_json
 
 import regress_golden as rg
-from hugelab_report import cli, compare
+from hugelab_report import cli, compare, latency
 
 FAULTLOCK = [n for n in rg.fixtures() if n.startswith("faultlock-2")][0]
 AA = [n for n in rg.fixtures() if n.startswith("aa-")][0]
@@ -177,6 +177,73 @@ def test_figure_missing_from_one_round_is_inconclusive(tmp_path):
     code, doc = twins(rs, tmp_path)
     assert (code, doc["status"]) == (3, "inconclusive")
     assert verdict_of(doc, "faulting_disrupted p50") == "inconclusive"
+
+
+# --- a p99 below its sample floor: skipped, neither judged nor missing ------
+def test_p99_of_fewer_than_100_samples_is_skipped_not_missing(tmp_path):
+    """The A/A punch run's faulting_disrupted has 53-142 samples a run:
+    its p99 is not compared (render does not show it either), the A/A
+    proof stays exit 0 and the power statement is made of the rest."""
+    rs = rounds(AA, tmp_path)
+    code, doc = twins(rs, tmp_path)
+    assert (code, doc["status"], doc["latency_verdict"]) == (0, "ok", "ok")
+    (it,) = [i for i in doc["items"] if i["key"] == "hl-rg/" + PUNCH and
+             i["metric"] == "faulting_disrupted p99"]
+    assert it["verdict"] == "skipped"
+    assert it["detail"].startswith(
+        "not compared (fewer than 100 samples in some run, where p99 is "
+        "the maximum)")
+    assert isinstance(it["baseline"], list)
+    assert isinstance(it["candidate"], list)
+    assert min(n for side in it["samples"].values() for n in side) < 100
+    assert "power" not in it and "paired" not in it
+    assert doc["settings"]["min_samples"] == \
+        latency.PERCENTILE_MIN_SAMPLES[99] == compare.P99_MIN_SAMPLES
+    assert doc["counts"]["skipped"] >= 1
+    assert 0 < doc["power"]["figures"] <= doc["false_alarm"]["items"]
+    assert doc["power"]["statement"] in doc["verdict"]
+    assert "faulting_disrupted p99" not in doc["verdict"]
+
+
+def test_compare_judges_a_p99_exactly_where_render_shows_it(tmp_path):
+    """One rule for both: a p99 is judged when render's latency.summary
+    has a p99 for that histogram in every run of both sides."""
+    rs = rounds(FAULTLOCK, tmp_path)
+    code, doc = twins(rs, tmp_path)
+    base, cand, _ = cli.twin_sides(rs)
+    shown = {}
+    for run in base + cand:
+        for row in latency.rows_of(run):
+            key = "%s/%s" % (row["guest"], row["experiment"])
+            for label, s in row["metrics"].items():
+                shown.setdefault((key, label + " p99"), []).append(
+                    s["p99"] is not None)
+    assert any(not all(v) for v in shown.values())
+    for i in doc["items"]:
+        if i["kind"] != "latency" or not i["metric"].endswith(" p99") or \
+                i["metric"].startswith("disruptor."):
+            continue
+        every = all(shown[(i["key"], i["metric"])]) and \
+            len(shown[(i["key"], i["metric"])]) == len(base) + len(cand)
+        assert (i["verdict"] != "skipped") == every, i
+
+
+def test_p99_below_the_floor_in_one_round_only_is_skipped(tmp_path):
+    """One baseline round with 99 samples of transactions (p99 shown in
+    the others) skips that p99; the A/A stays exit 0, not exit 3."""
+    rs = rounds(AA, tmp_path)
+
+    def thin(doc):
+        h = doc["transactions"]["latency"]
+        h["buckets"] = [[h["buckets"][-1][0], 99]]
+        h["count"] = 99
+        h["min"] = h["max"] = h["buckets"][-1][0]
+        h.pop("sum", None)
+    edit(twin_results(rs[2], "baseline")[PUNCH], thin)
+    code, doc = twins(rs, tmp_path)
+    assert code == 0, doc["verdict"]
+    assert verdict_of(doc, "transactions p99") == "skipped"
+    assert verdict_of(doc, "transactions p50") != "inconclusive"
 
 
 # --- 2. bad numbers are refused, not judged ---------------------------------
