@@ -80,9 +80,18 @@ def lab_domain_refusal(xml, ns, owner, name, where):
     if meta['owner'] and meta['owner'] != owner:
         return ("domain '%s' on %s is another hugelab checkout's lab domain "
                 '(owner %s; this is %s): the lab leaves it alone (rename the '
-                "guest's domain_name, or tear that fleet down from its own "
-                'checkout)' % (name, where, meta['owner'], owner))
+                "guest's domain_name, or tear that fleet down: %s)"
+                % (name, where, meta['owner'], owner,
+                   teardown_hint(meta['owner'])))
     return ''
+
+
+def teardown_hint(owner):
+    """How the owner of a domain removes it: teardown.yml run in its
+    checkout with its inventory."""
+    checkout, _, inventory = owner.partition('#')
+    return 'cd %s && ansible-playbook -i %s playbooks/teardown.yml' % (
+        checkout, inventory.replace(',', ' -i '))
 
 
 def lab_needs_define(xml, ns, owner, config):
