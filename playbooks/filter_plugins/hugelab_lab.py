@@ -137,7 +137,16 @@ def lab_host_values(hostvars, hosts, keys):
     out = {}
     for host in hosts:
         hv = hostvars[host]
-        out[host] = {k: hv[k] for k in keys if k in hv}
+        out[host] = {}
+        for k in keys:
+            if k not in hv:
+                continue
+            try:
+                out[host][k] = hv[k]
+            except Exception as e:  # pylint: disable=broad-except
+                # An undefined variable in the value: the schema refuses
+                # the text, naming the key (not a traceback).
+                out[host][k] = 'cannot be templated: %s' % e
     return out
 
 

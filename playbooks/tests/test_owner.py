@@ -132,6 +132,12 @@ def test_host_values():
     assert H.lab_host_values(hv, ["a", "b"], ["x", "y", "z"]) == {
         "a": {"x": 1, "y": 2}, "b": {"y": "3"}}
 
+    class Broken(dict):
+        def __getitem__(self, key):
+            raise ValueError("'nope' is undefined")
+    got = H.lab_host_values({"c": Broken(x=1)}, ["c"], ["x"])
+    assert got == {"c": {"x": "cannot be templated: 'nope' is undefined"}}
+
 
 def virsh(*args, check=True):
     return subprocess.run(["virsh", "-q", "-c", URI] + list(args),
