@@ -236,3 +236,63 @@ def test_fleet_refuses_other_owners_domain():
                 "checkout's lab domain (owner %s; this is %s)"
                 % (name, name, URI, OTHER, owner)) in bad.stdout
         assert good.returncode == 0, good.stdout[-2000:]
+
+
+@pytest.mark.skipif(not libvirt_answers(), reason="libvirt does not answer")
+def test_two_clones_leave_each_others_guests_alone():
+    """Two checkouts on one host, each with its own copy of the same
+    inventory (one guest, the same domain name): this checkout and a
+    second one (a copy of its playbooks, ansible.cfg, site.yml and
+    inventory/group_vars).  The domain (defined, never started) that this
+    checkout's fleet would have written survives the other clone's
+    teardown, which names it, and goes with this checkout's own."""
+    name = "hl-clone-%d" % os.getpid()
+    with tempfile.TemporaryDirectory() as tmp:
+        clone = os.path.join(tmp, "clone")
+        os.makedirs(os.path.join(clone, "inventory"))
+        shutil.copytree(os.path.join(TOP, "playbooks"),
+                        os.path.join(clone, "playbooks"), symlinks=True)
+        for f in ("ansible.cfg", "site.yml"):
+            shutil.copy(os.path.join(TOP, f), clone)
+        shutil.copytree(os.path.join(TOP, "inventory", "group_vars"),
+                        os.path.join(clone, "inventory", "group_vars"))
+        invs = {}
+        for top, inv in ((TOP, os.path.join(tmp, "inv-here")),
+                         (clone, os.path.join(clone, "inventory"))):
+            os.makedirs(inv, exist_ok=True)
+            if not os.path.exists(os.path.join(inv, "group_vars")):
+                os.symlink(os.path.join(TOP, "inventory", "group_vars"),
+                           os.path.join(inv, "group_vars"))
+            with open(os.path.join(inv, "hosts.yml"), "w") as f:
+                f.write("all:\n  children:\n    hypervisors:\n      hosts:\n"
+                        "        localhost:\n"
+                        "          ansible_connection: local\n"
+                        "          libvirt_uri: %s\n    guests:\n"
+                        "      hosts:\n        %s: {}\n" % (URI, name))
+            invs[top] = inv
+        here = H.lab_owner(TOP, invs[TOP])
+        there = H.lab_owner(clone, invs[clone])
+        assert here != there
+        path = os.path.join(tmp, "dom.xml")
+        with open(path, "w") as f:
+            f.write(xml(name, here, guest_dir=tmp))
+        virsh("define", path)
+
+        def teardown(top):
+            return subprocess.run(
+                ["ansible-playbook", "-i", invs[top],
+                 os.path.join(top, "playbooks", "teardown.yml"),
+                 "-e", "guest_dir=%s" % tmp],
+                cwd=top, capture_output=True, text=True, check=False,
+                timeout=300)
+        try:
+            other = teardown(clone)
+            assert other.returncode == 0, other.stdout[-2000:]
+            assert name in virsh("list", "--all", "--name").stdout.split()
+            assert "left %s (owner %s)" % (name, here) in other.stdout
+            own = teardown(TOP)
+            assert own.returncode == 0, own.stdout[-2000:]
+            assert name not in virsh("list", "--all",
+                                     "--name").stdout.split()
+        finally:
+            virsh("undefine", name, check=False)
