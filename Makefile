@@ -46,7 +46,9 @@ LAB_PY := tests/check-tools playbooks/roles/validate/files/validate-inventory te
 	playbooks/roles/run/files/selftest-run tests/e2e/multi-hv/check \
 	playbooks/tasks/job-wait playbooks/callback_plugins/hugelab.py \
 	playbooks/tests/test_regress.py playbooks/tests/test_cmdline.py \
-	playbooks/tests/test_run_result.py playbooks/tests/test_selftest_run.py
+	playbooks/tests/test_run_result.py playbooks/tests/test_selftest_run.py \
+	playbooks/tests/test_validate.py playbooks/tests/test_owner.py \
+	playbooks/filter_plugins/hugelab_lab.py
 
 lint-lab:
 	ansible-playbook -i $(INVENTORY) --syntax-check site.yml playbooks/teardown.yml \
@@ -55,8 +57,10 @@ lint-lab:
 	shellcheck $(LAB_SH)
 	pycodestyle $(LAB_PY)
 
-# The lab's own unit tests (validation rules of a regression fleet, the
-# regression plan and driver's refusals; validation only, no guest).
+# The lab's own unit tests (validation rules, of a regression fleet too,
+# the regression plan and driver's refusals, domain owners; validation
+# only, no guest; test_owner.py defines and undefines two small domains,
+# never started, when libvirt answers).
 lab-unit:
 	/usr/bin/python3 -m pytest -q -p no:cacheprovider playbooks/tests
 
