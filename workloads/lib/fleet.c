@@ -237,10 +237,20 @@ static void name_missing(struct fleet *f, int ph, uint32_t n, uint64_t waited_ms
 	     (double)waited_ms / 1000, list, missing > shown ? ", ..." : "");
 }
 
+/* Timed out: past the deadline, or no arrival for f->stall_ns. */
+static bool timed_out(const struct fleet *f, uint64_t deadline_ns, uint64_t last_ns)
+{
+	uint64_t now = now_ns();
+
+	return (deadline_ns && now >= deadline_ns) ||
+	       (f->stall_ns && now - last_ns >= f->stall_ns);
+}
+
 enum fleet_wait_res fleet_wait(struct fleet *f, int ph, uint32_t n,
 			       uint64_t deadline_ns, const char *what)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), last = t0;
+	uint32_t seen = 0;
 	enum fleet_wait_res r;
 
 	f->waiting_ph = ph;
@@ -257,7 +267,11 @@ enum fleet_wait_res fleet_wait(struct fleet *f, int ph, uint32_t n,
 			r = FLEET_INTERRUPTED;
 			break;
 		}
-		if (deadline_ns && now_ns() >= deadline_ns) {
+		if (a != seen) {
+			seen = a;
+			last = now_ns();
+		}
+		if (timed_out(f, deadline_ns, last)) {
 			name_missing(f, ph, n, (now_ns() - t0) / 1000000, what);
 			r = FLEET_TIMEOUT;
 			break;
@@ -267,6 +281,35 @@ enum fleet_wait_res fleet_wait(struct fleet *f, int ph, uint32_t n,
 	}
 	f->waiting_ph = -1;
 	return r;
+}
+
+enum fleet_wait_res fleet_wait_gone(struct fleet *f, uint64_t deadline_ns)
+{
+	for (;;) {
+		fleet_reap(f);
+		if (f->nreaped >= f->n)
+			return FLEET_ARRIVED;
+		if (f->got_signal && *f->got_signal)
+			return FLEET_INTERRUPTED;
+		if (deadline_ns && now_ns() >= deadline_ns)
+			return FLEET_TIMEOUT;
+		usleep(10000);
+	}
+}
+
+int fleet_run_one(struct fleet *f, const char *role, fleet_fn fn, void *arg,
+		  uint64_t stop_ns)
+{
+	char when[64];
+
+	if (fleet_spawn(f, role, fn, arg) < 0)
+		return -1;
+	if (fleet_wait_gone(f, 0) == FLEET_ARRIVED)
+		return f->m[f->n - 1].end == FLEET_OK ? 0 : -1;
+	snprintf(when, sizeof(when), "%.0f s after SIGKILL", (double)stop_ns / 1e9);
+	fleet_abort(f);
+	fleet_stop(f, now_ns() + stop_ns, when);
+	return -1;
 }
 
 void fleet_release(struct fleet *f, uint32_t ph)

@@ -78,6 +78,8 @@ struct fleet {
 	int waiting_ph;                 /* phase fleet_wait waits for, -1: none */
 	const char *waiting_for;        /* its description ("attach") */
 	uint32_t *by_pid;               /* member indices sorted by pid (fleet_seal) */
+	uint64_t stall_ns;              /* fleet_wait also times out after this long
+					 * without an arrival (0: only its deadline) */
 };
 
 /* 0, or -errno.  cap members at most. */
@@ -105,7 +107,7 @@ int fleet_reap(struct fleet *f);
 
 enum fleet_wait_res { FLEET_ARRIVED, FLEET_INTERRUPTED, FLEET_TIMEOUT };
 /*
- * Until n members arrived at phase ph.  FLEET_INTERRUPTED: a signal, a
+ * Until n members arrived at phase ph (f->stall_ns: or none arrived for that long).  FLEET_INTERRUPTED: a signal, a
  * failure, or a member died before arriving (a failure: "<role> <idx> (pid
  * P) died before it could <what>: exited with status S").  FLEET_TIMEOUT
  * (deadline_ns, now_ns() clock; 0: none): a failure naming the members
@@ -113,6 +115,17 @@ enum fleet_wait_res { FLEET_ARRIVED, FLEET_INTERRUPTED, FLEET_TIMEOUT };
  */
 enum fleet_wait_res fleet_wait(struct fleet *f, int ph, uint32_t n,
 			       uint64_t deadline_ns, const char *what);
+/* Until every member is reaped (FLEET_ARRIVED), a signal, or the deadline
+ * (0: none); records no failure of its own. */
+enum fleet_wait_res fleet_wait_gone(struct fleet *f, uint64_t deadline_ns);
+/*
+ * One member run to its end (a helper such as shmdb's prefault): 0 when it
+ * exited 0; -1 when it failed (a failure names it), could not be forked, or
+ * a signal came first: then it is SIGKILLed and, still there stop_ns later,
+ * stuck.
+ */
+int fleet_run_one(struct fleet *f, const char *role, fleet_fn fn, void *arg,
+		  uint64_t stop_ns);
 /* Members waiting in fleet_await(ph) or below go on. */
 void fleet_release(struct fleet *f, uint32_t ph);
 /* End the run: members waiting in fleet_await return false. */

@@ -300,3 +300,20 @@ void seg_destroy(const struct cfg *c, struct seg *s)
 		close(s->fd);
 	s->fd = -1;
 }
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+int seg_populate_read(char *base, uint64_t len)
+{
+	const uint64_t chunk = 2ull << 20;
+
+	for (uint64_t off = 0; off < len; off += chunk) {
+		uint64_t n = len - off < chunk ? len - off : chunk;
+
+		if (madvise(base + off, n, MADV_POPULATE_READ))
+			return off == 0 && errno == EINVAL ? -EOPNOTSUPP : -errno;
+	}
+	return 0;
+}

@@ -165,6 +165,12 @@ bool seg_file_backed(const struct cfg *c);
  * segment, i < seg_touch_pages(c).  Pure arithmetic on the configuration.
  */
 uint64_t seg_touch_pages(const struct cfg *c);
+/*
+ * MADV_POPULATE_READ of [base, base + len) in 2 MiB chunks: 0; -EOPNOTSUPP
+ * when the first chunk is refused with EINVAL (a kernel before 5.14 has no
+ * MADV_POPULATE_READ: the caller faults the pages itself); else -errno.
+ */
+int seg_populate_read(char *base, uint64_t len);
 uint64_t seg_touch_offset(const struct cfg *c, uint64_t i);
 
 /* session.c */
