@@ -175,13 +175,14 @@ static void reaped(struct fleet *f, uint32_t i, int st)
 	if (m->end == FLEET_ABORTED)
 		f->n_aborted++;
 	/* gone before it arrived where the parent waits: never "stuck" */
-	m->early = !f->aborting && f->waiting_ph >= 0 && f->sh->mark[i] <= f->waiting_ph;
+	m->early = !f->aborting && f->waiting_ph >= 0 && i < f->waiting_n &&
+		   f->sh->mark[i] <= f->waiting_ph;
 	if (!m->early && (m->end == FLEET_OK || m->end == FLEET_ABORTED))
 		return;
 	fleet_describe(st, how, sizeof(how));
 	if (m->early)
 		fail(f, "%s %u (pid %d) died before it could %s: %s", m->role, i,
-		     (int)m->pid, f->waiting_for, how);
+		     (int)m->pid, f->waiting_for ? f->waiting_for : "arrive", how);
 	else
 		fail(f, "%s %u (pid %d) %s", m->role, i, (int)m->pid, how);
 }
@@ -237,23 +238,25 @@ static void name_missing(struct fleet *f, int ph, uint32_t n, uint64_t waited_ms
 	     (double)waited_ms / 1000, list, missing > shown ? ", ..." : "");
 }
 
-/* Timed out: past the deadline, or no arrival for f->stall_ns. */
+/* Timed out: past the deadline, or no arrival for f->stall_ns since the
+ * last one (last_ns 0: none yet). */
 static bool timed_out(const struct fleet *f, uint64_t deadline_ns, uint64_t last_ns)
 {
 	uint64_t now = now_ns();
 
 	return (deadline_ns && now >= deadline_ns) ||
-	       (f->stall_ns && now - last_ns >= f->stall_ns);
+	       (f->stall_ns && last_ns && now - last_ns >= f->stall_ns);
 }
 
 enum fleet_wait_res fleet_wait(struct fleet *f, int ph, uint32_t n,
 			       uint64_t deadline_ns, const char *what)
 {
-	uint64_t t0 = now_ns(), last = t0;
+	uint64_t t0 = now_ns(), last = 0;
 	uint32_t seen = 0;
 	enum fleet_wait_res r;
 
 	f->waiting_ph = ph;
+	f->waiting_n = n;
 	f->waiting_for = what;
 	__atomic_store_n(&f->sh->expect[ph], n, __ATOMIC_RELEASE);
 	for (;;) {
@@ -272,7 +275,8 @@ enum fleet_wait_res fleet_wait(struct fleet *f, int ph, uint32_t n,
 			last = now_ns();
 		}
 		if (timed_out(f, deadline_ns, last)) {
-			name_missing(f, ph, n, (now_ns() - t0) / 1000000, what);
+			if (what)
+				name_missing(f, ph, n, (now_ns() - t0) / 1000000, what);
 			r = FLEET_TIMEOUT;
 			break;
 		}

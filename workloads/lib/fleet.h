@@ -76,10 +76,12 @@ struct fleet {
 	bool aborting;
 	uint64_t n_aborted;             /* members ended by the abort */
 	int waiting_ph;                 /* phase fleet_wait waits for, -1: none */
+	uint32_t waiting_n;             /* for members 0 .. waiting_n - 1 */
 	const char *waiting_for;        /* its description ("attach") */
 	uint32_t *by_pid;               /* member indices sorted by pid (fleet_seal) */
 	uint64_t stall_ns;              /* fleet_wait also times out after this long
-					 * without an arrival (0: only its deadline) */
+					 * without an arrival, counted from the first
+					 * (0: only its deadline) */
 };
 
 /* 0, or -errno.  cap members at most. */
@@ -107,11 +109,14 @@ int fleet_reap(struct fleet *f);
 
 enum fleet_wait_res { FLEET_ARRIVED, FLEET_INTERRUPTED, FLEET_TIMEOUT };
 /*
- * Until n members arrived at phase ph (f->stall_ns: or none arrived for that long).  FLEET_INTERRUPTED: a signal, a
+ * Until n members (0 .. n - 1) arrived at phase ph (f->stall_ns: or, once one arrived,
+ * no other for that long: thousands of members that all start at once may
+ * all arrive late, but not one by one with long gaps).  FLEET_INTERRUPTED: a signal, a
  * failure, or a member died before arriving (a failure: "<role> <idx> (pid
  * P) died before it could <what>: exited with status S").  FLEET_TIMEOUT
  * (deadline_ns, now_ns() clock; 0: none): a failure naming the members
- * that did not arrive.  Reaps while it waits.
+ * that did not arrive, unless what is NULL (a run's planned end).  Reaps
+ * while it waits.
  */
 enum fleet_wait_res fleet_wait(struct fleet *f, int ph, uint32_t n,
 			       uint64_t deadline_ns, const char *what);

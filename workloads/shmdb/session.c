@@ -32,6 +32,7 @@
 #include "fastclock.h"
 #include "futex.h"
 #include "rng.h"
+#include "fleet.h"
 #include "shmdb.h"
 
 #ifndef MADV_POPULATE_READ
@@ -93,21 +94,17 @@ static void session_fail(struct ctl *ctl, const char *msg)
 	_exit(3);
 }
 
-/* No polling of the parent: PR_SET_PDEATHSIG ends us with the coordinator. */
+/* No polling of the parent: PR_SET_PDEATHSIG ends us with the coordinator.
+ * The coordinator's abort (lib/fleet.h) ends a waiting session at once. */
 static void wait_phase(struct ctl *ctl, uint32_t want)
 {
-	uint32_t p;
-
-	while ((p = __atomic_load_n(&ctl->phase, __ATOMIC_ACQUIRE)) < want)
-		futex_wait(&ctl->phase, p, -1);
-	if (p == PH_ABORT)
-		_exit(5);
+	if (!fleet_await(ctl->fleet, want))
+		_exit(FLEET_EXIT_ABORT);
 }
 
-static void arrive(struct ctl *ctl, int ph, uint64_t n)
+static void arrive(struct ctl *ctl, int ph, unsigned int id)
 {
-	if (__atomic_add_fetch(&ctl->arrived[ph], 1, __ATOMIC_ACQ_REL) == n)
-		futex_wake(&ctl->arrived[ph], INT_MAX);
+	fleet_arrive(ctl->fleet, id, ph);
 }
 
 static void wait_loss_done(struct ctl *ctl)
@@ -400,7 +397,7 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 	}
 	(void)fast_ns();
 
-	arrive(ctl, PH_INIT, c->sessions);
+	arrive(ctl, PH_INIT, id);
 	wait_phase(ctl, PH_ATTACH);
 
 	uint64_t t0 = fast_ns(), cpu0 = thread_cpu_ns();
@@ -423,7 +420,7 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 		hist_merge_atomic(&ctl->attach, &h);
 		hist_merge_atomic(&ctl->attach_cpu, &hc);
 	}
-	arrive(ctl, PH_ATTACH, c->sessions);
+	arrive(ctl, PH_ATTACH, id);
 	if (id == 0) {
 		/* test-only hook (README.md): a session that never exits */
 		const char *e = getenv("HUGELAB_TEST_STUCK_SESSION");
@@ -459,7 +456,7 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 		txn(c, ctl, base, &rng, nw, nbuf, &tprev);
 
 	publish(ctl);
-	arrive(ctl, PH_RUN, c->sessions);
+	arrive(ctl, PH_RUN, id);
 	_exit(0);
 }
 

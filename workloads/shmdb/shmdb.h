@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "dbbuf.h"
+#include "fleet.h"
 #include "hist.h"
 #include "model.h"
 #include "needs.h"
@@ -64,7 +65,7 @@ struct cfg {
 	uint64_t base;                  /* aligned address */
 	const char *hugetlbfs_dir;
 	const char *out;
-	bool populate;                  /* 4 KiB: MADV_POPULATE_WRITE */
+	bool populate;                  /* 4 KiB: sessions MADV_POPULATE_READ (the prefault helper: _WRITE) */
 	bool prefault;                  /* helper fills the segment first */
 	bool count_faults;              /* tell faulting accesses apart (getrusage) */
 	bool quiet;
@@ -85,13 +86,14 @@ struct seg {
 	bool private_mount;     /* we mounted (and detached) it ourselves */
 };
 
-enum phase { PH_INIT, PH_ATTACH, PH_RUN, PH_DONE, PH_ABORT = 99 };
+/* The sessions' phases (lib/fleet.h: ctl->fleet holds the phase word and
+ * the arrivals; the coordinator's abort is FLEET_ABORT). */
+enum phase { PH_INIT, PH_ATTACH, PH_RUN, PH_DONE };
 
 /* Control mapping shared by all processes (never disrupted). */
 struct ctl {
 	pid_t coordinator;              /* sessions exit if it is gone */
-	uint32_t phase;                 /* futex */
-	uint32_t arrived[4];            /* futex, per phase */
+	struct fleet_shared *fleet;     /* phase and arrivals (lib/fleet.h) */
 	uint32_t stop;
 	uint32_t disruptor_ready;        /* futex: mapped and faulted */
 	uint64_t op_seq;                /* odd while a disruptor op runs */
@@ -121,7 +123,7 @@ struct ctl {
 	uint64_t session_errors;
 	char session_msg[256];
 	uint64_t sessions_done;
-	uint64_t populate_used;         /* sessions that used POPULATE_WRITE */
+	uint64_t populate_used;         /* sessions that used MADV_POPULATE_READ */
 
 	uint32_t latch[NLATCH];
 	/*
