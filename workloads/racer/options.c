@@ -70,7 +70,8 @@ int racer_parse(int argc, char **argv, struct racer *r, char *err, size_t errlen
 		{ 0 }
 	};
 	const char *bad;
-	int c;
+	char sbuf[8];
+	int c, before = 0;
 
 	*r = (struct racer){ .size = 1ull << 30, .page_size = 2ull << 20,
 		.addr = 0x4000000000ull, .ops = RACER_OPS, .seed = 1,
@@ -110,9 +111,14 @@ int racer_parse(int argc, char **argv, struct racer *r, char *err, size_t errlen
 		case 'C': r->check = true; break;
 		case 'G': r->guest_shape = optarg; break;
 		case 'h': r->help = true; break;
-		case ':': BAD("option %s needs a value (see --help)", argv[optind - 1]);
-		default: BAD("unknown option %s (see --help)", argv[optind - 1]);
+		case ':':
+			BAD("option %s needs a value (see --help)",
+			    opt_refused(argv, before, sbuf, sizeof(sbuf)));
+		default:
+			BAD("unknown option %s (see --help)",
+			    opt_refused(argv, before, sbuf, sizeof(sbuf)));
 		}
+		before = optind;
 		if (e)
 			for (const struct option *o = lo; o->name; o++)
 				if (o->val == c)

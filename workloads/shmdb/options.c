@@ -144,8 +144,9 @@ int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *bad_name;
+	char sbuf[8];
 	uint64_t v;
-	int o, i;
+	int o, i, before = 0;
 
 	cfg_defaults(c);
 	opterr = 0;
@@ -199,7 +200,11 @@ int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 			e = opt_u64("disrupt-interval-ms", optarg, 0, 3600000,
 				    &c->disrupt_interval_ms, err, errlen);
 			break;
-		case O_DISLEN: e = opt_size("disrupt-len", optarg, &c->disrupt_len, err, errlen); break;
+		case O_DISLEN:
+			e = opt_size("disrupt-len", optarg, &c->disrupt_len, err, errlen);
+			if (!e && !c->disrupt_len)      /* 0 stands for "not given" */
+				BAD("--disrupt-len 0: must be positive (leave it out for the default, max(page, 2M))");
+			break;
 		case O_SEED: e = opt_u64("seed", optarg, 0, UINT64_MAX, &c->seed, err, errlen); break;
 		case O_ADDR:
 			if (parse_addr(optarg, &c->base))
@@ -225,12 +230,15 @@ int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 		case O_SHAPE: c->guest_shape = optarg; break;
 		case O_HELP: c->help = true; break;
 		case ':':
-			BAD("option %s needs a value (see --help)", argv[optind - 1]);
+			BAD("option %s needs a value (see --help)",
+			    opt_refused(argv, before, sbuf, sizeof(sbuf)));
 		default:
-			BAD("unknown option %s (see --help)", argv[optind - 1]);
+			BAD("unknown option %s (see --help)",
+			    opt_refused(argv, before, sbuf, sizeof(sbuf)));
 		}
 		if (e)
 			return -1;
+		before = optind;
 	}
 	if (optind < argc)
 		BAD("unexpected argument '%s' (see --help)", argv[optind]);

@@ -49,6 +49,7 @@ static void test_bad(void **state)
 		{ "--touch sparse --page-size 4K --backing memfd", "--touch sparse needs --page-size 2M" },
 		{ "--map private", "--map private needs a file" },
 		{ "--size", "option --size needs a value" },
+		{ "--sessions 5 -xy", "unknown option -x (see --help)" },
 		{ "stray", "unexpected argument 'stray'" },
 		{ "--guest-shape mem_mib=1", "only valid with --check" },
 		{ "--out=", "--out: empty path (a file name, or - for stdout)" },
