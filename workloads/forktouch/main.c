@@ -54,7 +54,7 @@ struct shared {
 struct run {
 	struct cfg c;
 	struct seg s;
-	struct ctl pctl;                /* prefault_main reads the coordinator */
+	pid_t coordinator;              /* the prefault helper's parent */
 	struct fleet f;
 	struct shared *sh;
 	struct outfile outf;
@@ -191,7 +191,7 @@ static void setup(struct run *r)
 		outfile_abandon(&r->outf);
 		bad(err);
 	}
-	r->pctl.coordinator = getpid();
+	r->coordinator = getpid();
 }
 
 static void prefault_fn(void *arg, uint32_t idx)
@@ -199,7 +199,7 @@ static void prefault_fn(void *arg, uint32_t idx)
 	struct run *r = arg;
 
 	(void)idx;
-	prefault_main(&r->c, &r->s, &r->pctl);
+	prefault_main(&r->c, &r->s, r->coordinator);
 }
 
 /* shmdb's prefault helper fills the segment; false: it failed (recorded). */

@@ -366,7 +366,7 @@ static void prefault_fn(void *arg, uint32_t idx)
 {
 	(void)arg;
 	(void)idx;
-	prefault_main(&c, &s, ctl);
+	prefault_main(&c, &s, ctl->coordinator);
 }
 
 /* The helper fills the segment (default); a failure is recorded. */

@@ -182,13 +182,6 @@ static uint64_t buf_offset(const struct cfg *c, uint64_t i)
 }
 
 /* Buffers transactions choose from (see buf_offset). */
-uint64_t session_buffers(const struct cfg *c)
-{
-	if (!c->sparse)
-		return c->size / c->buffer_size;
-	return seg_touch_pages(c) * (c->page_size / c->buffer_size);
-}
-
 enum dbbuf_state session_verify(const struct ctl *ctl, const volatile uint64_t *w,
 				size_t nw, uint64_t idx, uint64_t slot,
 				uint64_t *ver, char *msg, size_t len)
@@ -457,34 +450,5 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 
 	publish(ctl);
 	arrive(ctl, PH_RUN, id);
-	_exit(0);
-}
-
-/*
- * Fill the segment before the sessions start (default): a short-lived
- * process write-faults every page, so the page cache holds zeroed pages and
- * exits, freeing its page tables.  Sessions then attach to an initialised
- * segment, as database sessions do, and the attach phase measures mapping
- * existing pages, not zeroing new ones (slow under TCG: ~15 s per GiB).
- */
-void prefault_main(const struct cfg *c, const struct seg *s, const struct ctl *ctl)
-{
-	char *base;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != ctl->coordinator)
-		_exit(4);
-	signal(SIGINT, SIG_IGN);        /* the coordinator handles ^C */
-	/* --map private: fill the page cache through a shared mapping */
-	base = c->priv ? seg_map_shared(c, s) :
-	       c->attach == A_FORK ? s->addr : seg_map_at(c, s, NULL);
-	if (!base)
-		_exit(3);
-	if (c->page_size == 4096 &&
-	    madvise(base, c->size, MADV_POPULATE_WRITE) == 0)
-		_exit(0);
-	for (uint64_t i = 0, n = seg_touch_pages(c); i < n; i++)
-		__atomic_fetch_add((uint64_t *)(base + seg_touch_offset(c, i)), 0,
-				   __ATOMIC_RELAXED);
 	_exit(0);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cmocka tests: shmdb option parsing and checks (shmdb/options.c), the
+ * cmocka tests: shmdb option parsing and checks (lib/segopts.c), the
  * --check needs and guest-shape comparison (lib/needs.c), table-driven.
  * Every input of issue 12 that hung or misreported is a row here.
  */

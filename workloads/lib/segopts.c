@@ -14,7 +14,7 @@
 
 #include "model.h"
 #include "opts.h"
-#include "shmdb.h"
+#include "segment.h"
 
 const char *const backing_names[] = { "shm", "hugetlbfs", "memfd", "anon", NULL };
 const char *const attach_names[] = { "fork", "attach", NULL };

@@ -8,17 +8,19 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "shmdb.h"
+#include "segment.h"
 
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
@@ -316,4 +318,40 @@ int seg_populate_read(char *base, uint64_t len)
 			return off == 0 && errno == EINVAL ? -EOPNOTSUPP : -errno;
 	}
 	return 0;
+}
+
+uint64_t session_buffers(const struct cfg *c)
+{
+	if (!c->sparse)
+		return c->size / c->buffer_size;
+	return seg_touch_pages(c) * (c->page_size / c->buffer_size);
+}
+
+/*
+ * Fill the segment before the sessions start (default): a short-lived
+ * process write-faults every page, so the page cache holds zeroed pages and
+ * exits, freeing its page tables.  Sessions then attach to an initialised
+ * segment, as database sessions do, and the attach phase measures mapping
+ * existing pages, not zeroing new ones (slow under TCG: ~15 s per GiB).
+ */
+void prefault_main(const struct cfg *c, const struct seg *s, pid_t coordinator)
+{
+	char *base;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != coordinator)
+		_exit(4);
+	signal(SIGINT, SIG_IGN);        /* the coordinator handles ^C */
+	/* --map private: fill the page cache through a shared mapping */
+	base = c->priv ? seg_map_shared(c, s) :
+	       c->attach == A_FORK ? s->addr : seg_map_at(c, s, NULL);
+	if (!base)
+		_exit(3);
+	if (c->page_size == 4096 &&
+	    madvise(base, c->size, MADV_POPULATE_WRITE) == 0)
+		_exit(0);
+	for (uint64_t i = 0, n = seg_touch_pages(c); i < n; i++)
+		__atomic_fetch_add((uint64_t *)(base + seg_touch_offset(c, i)), 0,
+				   __ATOMIC_RELAXED);
+	_exit(0);
 }
