@@ -235,7 +235,7 @@ static bool attach_phase(struct run *r)
 	fleet_seal(&r->f);
 	if (!r->c.quiet)
 		fprintf(stderr, "forktouch: %u processes forked\n", r->f.n);
-	if (failures.n || fleet_wait(&r->f, FT_READY, n, 0, "be ready") != FLEET_ARRIVED)
+	if (failures.n || fleet_wait(&r->f, FT_READY, n, 0, "get ready") != FLEET_ARRIVED)
 		return false;
 	r->pt_before = fleet_meminfo_settled("PageTables");
 	t0 = now_ns();

@@ -8,7 +8,7 @@
  * Parent                                  Member (fleet_spawn's fn)
  *   fleet_init(&f, cap, &failures, &stuck, &got_signal)
  *   fleet_spawn(&f, "session", fn, arg)    fleet_arrive(sh, idx, PH)
- *   fleet_wait(&f, PH, n, deadline, "be ready")
+ *   fleet_wait(&f, PH, n, deadline, "get ready")
  *   fleet_release(&f, PH2)                 if (!fleet_await(sh, PH2)) _exit(FLEET_EXIT_ABORT)
  *   ... fleet_abort(&f) on a failure or signal: members waiting in
  *       fleet_await exit FLEET_EXIT_ABORT at once

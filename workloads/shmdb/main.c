@@ -465,7 +465,7 @@ static bool attach_phase(void)
 {
 	uint32_t n = (uint32_t)c.sessions;
 	bool ok = !failures.n && !got_signal &&
-		  fleet_wait(&fleet, PH_INIT, n, 0, "be ready") == FLEET_ARRIVED;
+		  fleet_wait(&fleet, PH_INIT, n, 0, "get ready") == FLEET_ARRIVED;
 	uint64_t t;
 
 	/* the coordinator must get the CPU among thousands of sessions */

@@ -120,7 +120,7 @@ static void test_barrier_and_clean_exit(void **state)
 {
 	(void)state;
 	spawn(well_behaved, 4);
-	assert_int_equal(fleet_wait(&f, 0, 4, now_ns() + 5000 * MS, "be ready"), FLEET_ARRIVED);
+	assert_int_equal(fleet_wait(&f, 0, 4, now_ns() + 5000 * MS, "get ready"), FLEET_ARRIVED);
 	fleet_release(&f, 1);
 	assert_int_equal(fleet_wait(&f, 1, 4, now_ns() + 5000 * MS, "finish"), FLEET_ARRIVED);
 	assert_true(fleet_wait_exit(&f, now_ns() + 5000 * MS));
@@ -139,7 +139,7 @@ static void test_abort_before_all_ready(void **state)
 	(void)state;
 	spawn(slow_third, 3);
 	sig = SIGTERM;
-	assert_int_equal(fleet_wait(&f, 0, 3, 0, "be ready"), FLEET_INTERRUPTED);
+	assert_int_equal(fleet_wait(&f, 0, 3, 0, "get ready"), FLEET_INTERRUPTED);
 	t0 = now_ns();
 	fleet_abort(&f);
 	assert_true(fleet_wait_exit(&f, now_ns() + 5000 * MS));
@@ -156,9 +156,9 @@ static void test_member_dies_early(void **state)
 {
 	(void)state;
 	spawn(dies_early, 3);
-	assert_int_equal(fleet_wait(&f, 0, 3, 0, "be ready"), FLEET_INTERRUPTED);
+	assert_int_equal(fleet_wait(&f, 0, 3, 0, "get ready"), FLEET_INTERRUPTED);
 	assert_true(has_failure("worker 1 (pid "));
-	assert_true(has_failure("died before it could be ready: exit status 4"));
+	assert_true(has_failure("died before it could get ready: exit status 4"));
 	assert_true(f.m[1].early);
 	assert_int_equal(f.m[1].end, FLEET_EXITED);
 	fleet_abort(&f);
@@ -175,7 +175,7 @@ static void test_member_never_exits(void **state)
 
 	(void)state;
 	spawn(never_exits, 3);
-	assert_int_equal(fleet_wait(&f, 0, 3, now_ns() + 5000 * MS, "be ready"), FLEET_ARRIVED);
+	assert_int_equal(fleet_wait(&f, 0, 3, now_ns() + 5000 * MS, "get ready"), FLEET_ARRIVED);
 	fleet_release(&f, 1);
 	t0 = now_ns();
 	assert_int_equal(fleet_wait(&f, 1, 3, now_ns() + 300 * MS, "finish"), FLEET_TIMEOUT);
@@ -198,7 +198,7 @@ static void test_sigkill_ends_a_member_that_never_exits(void **state)
 {
 	(void)state;
 	spawn(never_exits, 2);
-	assert_int_equal(fleet_wait(&f, 0, 2, now_ns() + 5000 * MS, "be ready"), FLEET_ARRIVED);
+	assert_int_equal(fleet_wait(&f, 0, 2, now_ns() + 5000 * MS, "get ready"), FLEET_ARRIVED);
 	fleet_release(&f, 1);
 	assert_false(fleet_wait_exit(&f, now_ns() + 200 * MS));
 	assert_int_equal(fleet_stop(&f, now_ns() + 2000 * MS, "at teardown"), 0);
@@ -213,7 +213,7 @@ static void test_signals(void **state)
 {
 	(void)state;
 	spawn(segfaults_after_ready, 3);
-	assert_int_equal(fleet_wait(&f, 0, 3, now_ns() + 5000 * MS, "be ready"), FLEET_ARRIVED);
+	assert_int_equal(fleet_wait(&f, 0, 3, now_ns() + 5000 * MS, "get ready"), FLEET_ARRIVED);
 	kill(f.m[0].pid, SIGINT);       /* the parent's to handle */
 	kill(f.m[2].pid, SIGHUP);
 	usleep(50000);
@@ -226,6 +226,65 @@ static void test_signals(void **state)
 	assert_true(has_failure("worker 1 (pid "));
 	assert_true(has_failure("killed by signal 11"));
 	assert_int_equal(fl.n, 1);
+}
+
+/* member 0 never gets ready, the others do at once: the stall bound (from
+ * the first arrival) ends the wait without a deadline, naming member 0 */
+static void first_never_ready(void *arg, uint32_t idx)
+{
+	if (idx == 0)
+		for (;;)
+			pause();
+	well_behaved(arg, idx);
+}
+
+static void test_stall_names_who_did_not_arrive(void **state)
+{
+	uint64_t t0 = now_ns();
+	char pid[32];
+
+	(void)state;
+	spawn(first_never_ready, 4);
+	f.stall_ns = 300 * MS;
+	assert_int_equal(fleet_wait(&f, 0, 4, 0, "get ready"), FLEET_TIMEOUT);
+	assert_true(now_ns() - t0 < 2000 * MS);
+	assert_true(has_failure("1 of 4 processes did not get ready within"));
+	snprintf(pid, sizeof(pid), "worker 0 (pid %d)", (int)f.m[0].pid);
+	assert_true(has_failure(pid));
+	fleet_abort(&f);
+	assert_int_equal(fleet_stop(&f, now_ns() + 2000 * MS, "at teardown"), 0);
+	assert_int_equal(f.n_aborted, 4);       /* 3 saw the abort, 0 was SIGKILLed */
+}
+
+static void exits_with(void *arg, uint32_t idx)
+{
+	(void)idx;
+	_exit(*(int *)arg);
+}
+
+static void sleeps(void *arg, uint32_t idx)
+{
+	(void)arg;
+	(void)idx;
+	for (;;)
+		pause();
+}
+
+/* one helper run to its end; a failing one named; a signal stops it */
+static void test_run_one(void **state)
+{
+	int zero = 0, three = 3;
+
+	(void)state;
+	assert_int_equal(fleet_run_one(&f, "helper", exits_with, &zero, 1000 * MS), 0);
+	assert_int_equal(fl.n, 0);
+	assert_int_equal(fleet_run_one(&f, "helper", exits_with, &three, 1000 * MS), -1);
+	assert_true(has_failure("helper 1 (pid "));
+	assert_true(has_failure("exit status 3"));
+	sig = SIGINT;
+	assert_int_equal(fleet_run_one(&f, "helper", sleeps, NULL, 1000 * MS), -1);
+	assert_int_equal(f.m[2].end, FLEET_ABORTED);
+	assert_int_equal(st.count, 0);
 }
 
 static void write_pool(const char *dir, unsigned int free_pages)
@@ -282,6 +341,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sigkill_ends_a_member_that_never_exits,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stall_names_who_did_not_arrive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_one, setup, teardown),
 		cmocka_unit_test(test_hp_wait),
 	};
 
