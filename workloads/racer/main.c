@@ -214,13 +214,149 @@ struct outcome {
 	bool vm_ok;
 };
 
+static void config_json(struct json *j, const struct racer *r)
+{
+	char buf[32];
+
+	json_key(j, "config");
+	json_obj_begin(j);
+	json_kv_uint(j, "duration_s", r->duration_s);
+	json_kv_uint(j, "procs", r->procs);
+	json_kv_uint(j, "threads", r->threads);
+	json_kv_uint(j, "size", r->size);
+	json_kv_uint(j, "page_size", r->page_size);
+	json_key(j, "ops");
+	json_arr_begin(j);
+	for (int op = 0; op < NOPS; op++)
+		if (r->ops & (1u << op))
+			json_str(j, op_names[op]);
+	json_arr_end(j);
+	json_kv_uint(j, "write_pct", r->write_pct);
+	json_kv_uint(j, "inject_errors", r->inject);
+	json_kv_str(j, "backing", r->path ? "hugetlbfs" : "memfd");
+	snprintf(buf, sizeof(buf), "%#" PRIx64, r->addr);
+	json_kv_str(j, "address", buf);
+	json_kv_uint(j, "seed", r->seed);
+	json_kv_uint(j, "teardown_timeout_s", r->teardown_s);
+	json_obj_end(j);
+}
+
+static void counters_json(struct json *j, const struct racer *r, const struct outcome *o)
+{
+	const struct racer_shared *sh = r->sh;
+
+	json_kv_double(j, "elapsed_s", o->elapsed_s);
+	json_key(j, "processes");
+	json_obj_begin(j);
+	json_kv_int(j, "workers", o->workers);
+	json_kv_int(j, "unsharers", o->unsharers);
+	json_obj_end(j);
+	json_kv_uint(j, "pages", r->npages);
+	json_kv_uint(j, "reads", sh ? sh->reads : 0);
+	json_kv_uint(j, "strict_reads", sh ? sh->strict_reads : 0);
+	json_kv_uint(j, "weak_reads", sh ? sh->weak_reads : 0);
+	json_kv_uint(j, "file_words", sh ? sh->file_words : 0);
+	json_kv_uint(j, "zero_reads", sh ? sh->zero_reads : 0);
+	json_kv_uint(j, "writes", sh ? sh->writes : 0);
+	json_kv_uint(j, "retags_after_punch", sh ? sh->retags_after_punch : 0);
+	json_kv_uint(j, "tag_errors", sh ? sh->tag_errors : 0);
+}
+
+static void samples_json(struct json *j, const struct racer *r)
+{
+	const struct racer_shared *sh = r->sh;
+	/* tag words per page: one per TAG_BLOCK, at most 512 */
+	uint64_t words = r->page_size / TAG_BLOCK > 512 ? 512 : r->page_size / TAG_BLOCK;
+	char buf[32];
+
+	json_key(j, "tag_error_samples");
+	json_arr_begin(j);
+	for (uint32_t s = 0; sh && s < sh->nsamples && s < MAX_SAMPLES; s++) {
+		const struct tag_sample *t = &sh->samples[s];
+
+		json_obj_begin(j);
+		json_kv_uint(j, "page", t->page);
+		json_kv_uint(j, "file_offset", t->page * r->page_size + t->word * (r->page_size / words));
+		snprintf(buf, sizeof(buf), "%#018" PRIx64, t->found);
+		json_kv_str(j, "found", buf);
+		snprintf(buf, sizeof(buf), "%#018" PRIx64, t->expect);
+		json_kv_str(j, "expected", buf);
+		json_kv_int(j, "pid", t->pid);
+		json_kv_str(j, "role", t->role);
+		json_kv_str(j, "check", t->check);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* key: {op: count} of the configured ops */
+static void per_op_json(struct json *j, const struct racer *r, const char *key,
+			const _Atomic uint64_t *count)
+{
+	json_key(j, key);
+	json_obj_begin(j);
+	for (int op = 0; op < NOPS; op++)
+		if (r->ops & (1u << op))
+			json_kv_uint(j, op_names[op], r->sh ? count[op] : 0);
+	json_obj_end(j);
+}
+
+static void ops_json(struct json *j, const struct racer *r, const struct outcome *o)
+{
+	const struct racer_shared *sh = r->sh;
+
+	per_op_json(j, r, "unshare_ops", sh ? sh->ops : NULL);
+	per_op_json(j, r, "unshare_op_errors", sh ? sh->op_errors : NULL);
+	json_key(j, "unshare_latency");
+	json_obj_begin(j);
+	for (int op = 0; op < NOPS; op++)
+		if (sh && (r->ops & (1u << op))) {
+			json_key(j, op_names[op]);
+			hist_json(j, &sh->op_lat[op]);
+		}
+	json_obj_end(j);
+	json_key(j, "vmstat_delta");
+	if (o->vm_ok)
+		vmstat_delta_json(j, &o->vm_before, &o->vm_after);
+	else
+		json_null(j);
+	json_key(j, "faults");
+	json_obj_begin(j);
+	json_kv_int(j, "minor", o->minflt);
+	json_kv_int(j, "major", o->majflt);
+	json_obj_end(j);
+}
+
+static void hugepages_json(struct json *j, const struct racer *r, const struct outcome *o)
+{
+	char buf[32];
+
+	json_key(j, "hugepages");
+	json_obj_begin(j);
+	snprintf(buf, sizeof(buf), "%" PRIu64, r->page_size);
+	json_key(j, buf);
+	json_obj_begin(j);
+	if (o->hp_ok) {
+		hp_counts_json(j, "before", &o->hp_before);
+		if (o->hp_after_ok)
+			hp_counts_json(j, "after", &o->hp_after);
+		else
+			json_kv_null(j, "after");
+		json_kv_bool(j, "returned", o->hp_after_ok && hp_equal(&o->hp_before, &o->hp_after));
+	} else {
+		json_kv_null(j, "before");
+		json_kv_null(j, "after");
+		json_kv_bool(j, "returned", false);
+	}
+	json_obj_end(j);
+	json_obj_end(j);
+}
+
 /* true when writing failed */
 static bool write_json(FILE *f, const struct racer *r, const struct outcome *o,
 		       const struct kmsg_scan *k)
 {
-	const struct racer_shared *sh = r->sh;
 	struct json j;
-	char buf[32];
 
 	json_init(&j, f, 1);
 	json_obj_begin(&j);
@@ -232,116 +368,11 @@ static bool write_json(FILE *f, const struct racer *r, const struct outcome *o,
 	json_kv_str(&j, "finished_at", o->finished);
 	envelope_kernel_json(&j);
 	envelope_machine_json(&j);
-
-	json_key(&j, "config");
-	json_obj_begin(&j);
-	json_kv_uint(&j, "duration_s", r->duration_s);
-	json_kv_uint(&j, "procs", r->procs);
-	json_kv_uint(&j, "threads", r->threads);
-	json_kv_uint(&j, "size", r->size);
-	json_kv_uint(&j, "page_size", r->page_size);
-	json_key(&j, "ops");
-	json_arr_begin(&j);
-	for (int op = 0; op < NOPS; op++)
-		if (r->ops & (1u << op))
-			json_str(&j, op_names[op]);
-	json_arr_end(&j);
-	json_kv_uint(&j, "write_pct", r->write_pct);
-	json_kv_uint(&j, "inject_errors", r->inject);
-	json_kv_str(&j, "backing", r->path ? "hugetlbfs" : "memfd");
-	snprintf(buf, sizeof(buf), "%#" PRIx64, r->addr);
-	json_kv_str(&j, "address", buf);
-	json_kv_uint(&j, "seed", r->seed);
-	json_kv_uint(&j, "teardown_timeout_s", r->teardown_s);
-	json_obj_end(&j);
-
-	json_kv_double(&j, "elapsed_s", o->elapsed_s);
-	json_key(&j, "processes");
-	json_obj_begin(&j);
-	json_kv_int(&j, "workers", o->workers);
-	json_kv_int(&j, "unsharers", o->unsharers);
-	json_obj_end(&j);
-	json_kv_uint(&j, "pages", r->npages);
-	json_kv_uint(&j, "reads", sh ? sh->reads : 0);
-	json_kv_uint(&j, "strict_reads", sh ? sh->strict_reads : 0);
-	json_kv_uint(&j, "weak_reads", sh ? sh->weak_reads : 0);
-	json_kv_uint(&j, "file_words", sh ? sh->file_words : 0);
-	json_kv_uint(&j, "zero_reads", sh ? sh->zero_reads : 0);
-	json_kv_uint(&j, "writes", sh ? sh->writes : 0);
-	json_kv_uint(&j, "retags_after_punch", sh ? sh->retags_after_punch : 0);
-	json_kv_uint(&j, "tag_errors", sh ? sh->tag_errors : 0);
-	json_key(&j, "tag_error_samples");
-	json_arr_begin(&j);
-	for (uint32_t s = 0; sh && s < sh->nsamples && s < MAX_SAMPLES; s++) {
-		const struct tag_sample *t = &sh->samples[s];
-
-		json_obj_begin(&j);
-		json_kv_uint(&j, "page", t->page);
-		json_kv_uint(&j, "file_offset",
-			     t->page * r->page_size +
-			     t->word * (r->page_size / (r->page_size / TAG_BLOCK > 512 ?
-							512 : r->page_size / TAG_BLOCK)));
-		snprintf(buf, sizeof(buf), "%#018" PRIx64, t->found);
-		json_kv_str(&j, "found", buf);
-		snprintf(buf, sizeof(buf), "%#018" PRIx64, t->expect);
-		json_kv_str(&j, "expected", buf);
-		json_kv_int(&j, "pid", t->pid);
-		json_kv_str(&j, "role", t->role);
-		json_kv_str(&j, "check", t->check);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_key(&j, "unshare_ops");
-	json_obj_begin(&j);
-	for (int op = 0; op < NOPS; op++)
-		if (r->ops & (1u << op))
-			json_kv_uint(&j, op_names[op], sh ? sh->ops[op] : 0);
-	json_obj_end(&j);
-	json_key(&j, "unshare_op_errors");
-	json_obj_begin(&j);
-	for (int op = 0; op < NOPS; op++)
-		if (r->ops & (1u << op))
-			json_kv_uint(&j, op_names[op], sh ? sh->op_errors[op] : 0);
-	json_obj_end(&j);
-	json_key(&j, "unshare_latency");
-	json_obj_begin(&j);
-	for (int op = 0; op < NOPS; op++)
-		if (sh && (r->ops & (1u << op))) {
-			json_key(&j, op_names[op]);
-			hist_json(&j, &sh->op_lat[op]);
-		}
-	json_obj_end(&j);
-	json_key(&j, "vmstat_delta");
-	if (o->vm_ok)
-		vmstat_delta_json(&j, &o->vm_before, &o->vm_after);
-	else
-		json_null(&j);
-	json_key(&j, "faults");
-	json_obj_begin(&j);
-	json_kv_int(&j, "minor", o->minflt);
-	json_kv_int(&j, "major", o->majflt);
-	json_obj_end(&j);
-
-	json_key(&j, "hugepages");
-	json_obj_begin(&j);
-	snprintf(buf, sizeof(buf), "%" PRIu64, r->page_size);
-	json_key(&j, buf);
-	json_obj_begin(&j);
-	if (o->hp_ok) {
-		hp_counts_json(&j, "before", &o->hp_before);
-		if (o->hp_after_ok)
-			hp_counts_json(&j, "after", &o->hp_after);
-		else
-			json_kv_null(&j, "after");
-		json_kv_bool(&j, "returned", o->hp_after_ok &&
-			     hp_equal(&o->hp_before, &o->hp_after));
-	} else {
-		json_kv_null(&j, "before");
-		json_kv_null(&j, "after");
-		json_kv_bool(&j, "returned", false);
-	}
-	json_obj_end(&j);
-	json_obj_end(&j);
+	config_json(&j, r);
+	counters_json(&j, r, o);
+	samples_json(&j, r);
+	ops_json(&j, r, o);
+	hugepages_json(&j, r, o);
 	kmsg_json(&j, k);
 	stuck_json(&j, &stuck);
 	json_obj_end(&j);
