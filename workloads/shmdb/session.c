@@ -207,11 +207,6 @@ enum dbbuf_state session_verify(const struct ctl *ctl, const volatile uint64_t *
 	return DBBUF_BAD;
 }
 
-/*
- * One transaction.  *tprev is the end of the previous one (closed loop: the
- * next transaction starts right away), so two clock reads per transaction:
- * after the first access to the buffer and at the end.
- */
 /* Minor faults of this process so far (sessions are single-threaded). */
 static long minflt(void)
 {
@@ -221,124 +216,181 @@ static long minflt(void)
 	return ru.ru_minflt;
 }
 
-static void txn(const struct cfg *c, struct ctl *ctl, char *base,
-		uint64_t *rng, size_t nw, uint64_t nbuf, uint64_t *tprev)
+/*
+ * The transaction in progress.  What must survive the SIGBUS siglongjmp
+ * lives here, in static (process-local) memory, not in automatic variables
+ * a longjmp leaves indeterminate: no volatile locals.
+ */
+static struct {
+	uint64_t slot, idx, ver, wver;
+	volatile uint64_t *w;
+	uint32_t *lat;
+	bool wr, locked;
+	bool rewrite;                   /* our own write was disrupted */
+	uint64_t s0;                    /* ctl->op_seq at the start */
+	uint32_t op0;                   /* ctl->op_cur at the start */
+	uint64_t t0, t1;                /* start, first access */
+	long mf0;                       /* --count-faults: minor faults at tf0 */
+	uint64_t tf0, excl;             /* its start; getrusage time inside [t0, t2] */
+	bool faulted;
+} T;
+
+enum { TXN_DONE, TXN_RETRY, TXN_WRITE };
+
+static void txn_begin(const struct cfg *c, struct ctl *ctl, char *base, uint64_t *rng,
+		      uint64_t nbuf, uint64_t tprev)
 {
-	uint64_t r = rng_next(rng), slot = (r >> 8) % nbuf;
-	uint64_t idx = buf_offset(c, slot) / c->buffer_size;
-	bool wr = (r & 0xff) * 100 < c->write_pct * 256;
-	volatile uint64_t *w = (volatile uint64_t *)(base + idx * c->buffer_size);
-	uint32_t *lat = &ctl->latch[idx % NLATCH];
-	uint64_t s0 = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
-	volatile uint32_t op0 = __atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
-	volatile bool locked = false;
-	volatile bool rewrite = false;  /* our own write was disrupted */
-	volatile uint64_t wver = 0;
-	volatile uint64_t t0 = *tprev, t1 = 0;
-	uint64_t ver, ls;
-	enum dbbuf_state vr;
-	char msg[sizeof(ctl->verify_msg)];
-	volatile long mf0 = 0;
-	volatile uint64_t tf0 = 0;
-	volatile bool faulted = false;
+	uint64_t r = rng_next(rng);
 
-	volatile uint64_t excl = 0;     /* getrusage time inside [t0, t2] */
-
+	memset(&T, 0, sizeof(T));
+	T.slot = (r >> 8) % nbuf;
+	T.idx = buf_offset(c, T.slot) / c->buffer_size;
+	T.wr = (r & 0xff) * 100 < c->write_pct * 256;
+	T.w = (volatile uint64_t *)(base + T.idx * c->buffer_size);
+	T.lat = &ctl->latch[T.idx % NLATCH];
+	T.s0 = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
+	T.op0 = __atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
+	T.t0 = tprev;
 	if (c->count_faults) {
 		/*
 		 * getrusage() is kept out of every timed window: the transaction
 		 * starts after this call (t0 = tf0), and the second call, after
 		 * the first access, is subtracted (excl).
 		 */
-		mf0 = minflt();
-		tf0 = fast_ns();
-		t0 = tf0;
+		T.mf0 = minflt();
+		T.tf0 = fast_ns();
+		T.t0 = T.tf0;
 	}
+}
 
-	if (sigsetjmp(jb, 0)) {
-		/* SIGBUS: the file was shrunk under us; wait until it regrows */
-		L.sigbus++;
-		if (wver)
-			rewrite = true;
-		wait_loss_done(ctl);
+/* The first access (may fault); only the first counts (the buffer is in one page). */
+static void txn_first_access(const struct cfg *c)
+{
+	(void)T.w[0];
+	if (T.t1)
+		return;
+	T.t1 = fast_ns();
+	if (c->count_faults) {
+		T.faulted = minflt() != T.mf0;
+		T.excl = fast_ns() - T.t1;
 	}
-	jb_armed = 1;
-	(void)w[0];                     /* first access: may fault */
-	if (!t1) {
-		t1 = fast_ns();
-		/* only the first access counts (the buffer is in one page) */
-		if (c->count_faults) {
-			faulted = minflt() != mf0;
-			excl = fast_ns() - t1;
-		}
-	}
-	if (!locked) {
-		latch_lock(lat);
-		locked = true;
-	}
-	for (;;) {
-		ls = __atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE);
-		if (rewrite)
-			goto write;     /* may be torn by the disruption: no verify */
-		vr = session_verify(ctl, w, nw, idx, slot, &ver, msg, sizeof(msg));
-		if (vr == DBBUF_BAD) {
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
-			if ((ls & 1) || __atomic_load_n(&ctl->loss_seq,
-							 __ATOMIC_ACQUIRE) != ls) {
-				L.retries++;
-				wait_loss_done(ctl);
-				continue;
-			}
-			if (L.verify_errors++ == 0 &&
-			    !__atomic_exchange_n(&ctl->verify_msg_taken, 1, __ATOMIC_RELAXED))
-				memcpy(ctl->verify_msg, msg, sizeof(msg));
-			break;
-		}
-		if (vr == DBBUF_ZERO)
-			L.resets++;
-		if (!wr)
-			break;
-		wver = ver + 1;
-write:
-		dbbuf_fill(w, nw, idx, wver);
-		/* stores visible before we check that no data loss overlapped */
+}
+
+/* Verify under the latch: TXN_RETRY while a punch or truncate overlapped. */
+static int txn_verify(struct ctl *ctl, size_t nw, uint64_t ls)
+{
+	char msg[sizeof(ctl->verify_msg)];
+	enum dbbuf_state vr = session_verify(ctl, T.w, nw, T.idx, T.slot, &T.ver,
+					     msg, sizeof(msg));
+
+	if (vr == DBBUF_BAD) {
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE) == ls && !(ls & 1)) {
-			ctl->committed[slot] = (uint32_t)wver;
-			break;
+		if ((ls & 1) || __atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE) != ls) {
+			L.retries++;
+			wait_loss_done(ctl);
+			return TXN_RETRY;
 		}
-		L.retries++;
-		rewrite = true;
-		wait_loss_done(ctl);
+		if (L.verify_errors++ == 0 &&
+		    !__atomic_exchange_n(&ctl->verify_msg_taken, 1, __ATOMIC_RELAXED))
+			memcpy(ctl->verify_msg, msg, sizeof(msg));
+		return TXN_DONE;
 	}
-	latch_unlock(lat);
-	jb_armed = 0;
+	if (vr == DBBUF_ZERO)
+		L.resets++;
+	return T.wr ? TXN_WRITE : TXN_DONE;
+}
 
+/* Write version T.wver and commit it; false: a data loss overlapped, again. */
+static bool txn_write(struct ctl *ctl, size_t nw, uint64_t ls)
+{
+	dbbuf_fill(T.w, nw, T.idx, T.wver);
+	/* stores visible before we check that no data loss overlapped */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE) == ls && !(ls & 1)) {
+		ctl->committed[T.slot] = (uint32_t)T.wver;
+		return true;
+	}
+	L.retries++;
+	T.rewrite = true;
+	wait_loss_done(ctl);
+	return false;
+}
+
+/* Verify, then for a write the next version; a disrupted own write is
+ * written again without a verify (it may be torn). */
+static void txn_locked(struct ctl *ctl, size_t nw)
+{
+	for (;;) {
+		uint64_t ls = __atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE);
+
+		if (!T.rewrite) {
+			int v = txn_verify(ctl, nw, ls);
+
+			if (v == TXN_RETRY)
+				continue;
+			if (v == TXN_DONE)
+				return;
+			T.wver = T.ver + 1;
+		}
+		if (txn_write(ctl, nw, ls))
+			return;
+	}
+}
+
+/* The latencies, also per disruption op when one ran during the transaction. */
+static void txn_record(struct ctl *ctl, uint64_t *tprev)
+{
 	uint64_t t2 = fast_ns();
-
-	*tprev = t2;
 	uint64_t s1 = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
 
-	hist_insert(&L.txn, t2 - t0 - excl);
-	hist_insert(&L.access, t1 - t0);
-	if (faulted)
-		hist_insert(&L.faulting, t1 - tf0);
-	if ((s0 & 1) || s1 != s0) {
-		uint32_t op = (s0 & 1) ? op0 :
-			__atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
+	*tprev = t2;
+	hist_insert(&L.txn, t2 - T.t0 - T.excl);
+	hist_insert(&L.access, T.t1 - T.t0);
+	if (T.faulted)
+		hist_insert(&L.faulting, T.t1 - T.tf0);
+	if ((T.s0 & 1) || s1 != T.s0) {
+		uint32_t op = (T.s0 & 1) ? T.op0 : __atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
 
 		if (op < NOPS) {
-			hist_insert(&L.dis_txn[op], t2 - t0 - excl);
-			hist_insert(&L.dis_access[op], t1 - t0);
-			if (faulted)
-				hist_insert(&L.dis_faulting[op], t1 - tf0);
+			hist_insert(&L.dis_txn[op], t2 - T.t0 - T.excl);
+			hist_insert(&L.dis_access[op], T.t1 - T.t0);
+			if (T.faulted)
+				hist_insert(&L.dis_faulting[op], T.t1 - T.tf0);
 		}
 	}
 	L.txns++;
-	if (wr)
+	if (T.wr)
 		L.writes++;
 	else
 		L.reads++;
+}
+
+/*
+ * One transaction.  *tprev is the end of the previous one (closed loop: the
+ * next transaction starts right away), so two clock reads per transaction:
+ * after the first access to the buffer and at the end.
+ */
+static void txn(const struct cfg *c, struct ctl *ctl, char *base,
+		uint64_t *rng, size_t nw, uint64_t nbuf, uint64_t *tprev)
+{
+	txn_begin(c, ctl, base, rng, nbuf, *tprev);
+	if (sigsetjmp(jb, 0)) {
+		/* SIGBUS: the file was shrunk under us; wait until it regrows */
+		L.sigbus++;
+		if (T.wver)
+			T.rewrite = true;
+		wait_loss_done(ctl);
+	}
+	jb_armed = 1;
+	txn_first_access(c);
+	if (!T.locked) {
+		latch_lock(T.lat);
+		T.locked = true;
+	}
+	txn_locked(ctl, nw);
+	latch_unlock(T.lat);
+	jb_armed = 0;
+	txn_record(ctl, tprev);
 }
 
 static void publish(struct ctl *ctl)
