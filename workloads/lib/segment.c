@@ -303,6 +303,9 @@ void seg_destroy(const struct cfg *c, struct seg *s)
 	s->fd = -1;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif

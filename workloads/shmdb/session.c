@@ -38,9 +38,6 @@
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
 
 
 /* Drepper's three-state futex mutex on a shared word. */
@@ -115,35 +112,38 @@ static void wait_loss_done(struct ctl *ctl)
 		nanosleep(&ts, NULL);
 }
 
+/*
+ * 4 KiB pages: MADV_POPULATE_READ per 2 MiB chunk, each timed.  READ: on
+ * shmem a read fault maps up to 16 pages around the address (fault-around)
+ * with writable PTEs (no dirty tracking on shmem): the same page tables as
+ * WRITE with 1/16 of the faults, which matters under TCG.  false: a kernel
+ * before 5.14 (no MADV_POPULATE_READ), the caller touches the pages.
+ */
+static bool populate_all(const struct cfg *c, struct ctl *ctl, char *base)
+{
+	const uint64_t chunk = 2ull << 20;
+
+	for (uint64_t off = 0; off < c->size; off += chunk) {
+		uint64_t len = c->size - off < chunk ? c->size - off : chunk;
+		uint64_t t0 = fast_ns();
+
+		if (madvise(base + off, len, MADV_POPULATE_READ)) {
+			if (off == 0 && errno == EINVAL)
+				return false;   /* kernel < 5.14 */
+			session_fail(ctl, "madvise(MADV_POPULATE_READ) failed");
+		}
+		hist_insert(&L.first_touch, fast_ns() - t0);
+	}
+	__atomic_fetch_add(&ctl->populate_used, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
 /* Fault every page of the segment once; first write to each page timed. */
 static void fault_all(const struct cfg *c, struct ctl *ctl, char *base,
 		      unsigned int id)
 {
-	if (c->page_size == 4096 && c->populate) {
-		const uint64_t chunk = 2ull << 20;
-
-		for (uint64_t off = 0; off < c->size; off += chunk) {
-			uint64_t len = c->size - off < chunk ? c->size - off : chunk;
-			uint64_t t0 = fast_ns();
-
-			/*
-			 * READ: on shmem a read fault maps up to 16 pages
-			 * around the address (fault-around) with writable PTEs
-			 * (no dirty tracking on shmem): the same page tables
-			 * as WRITE with 1/16 of the faults, which matters
-			 * under TCG.
-			 */
-			if (madvise(base + off, len, MADV_POPULATE_READ)) {
-				if (off == 0 && errno == EINVAL)
-					goto touch;     /* kernel < 5.14 */
-				session_fail(ctl, "madvise(MADV_POPULATE_READ) failed");
-			}
-			hist_insert(&L.first_touch, fast_ns() - t0);
-		}
-		__atomic_fetch_add(&ctl->populate_used, 1, __ATOMIC_RELAXED);
+	if (c->page_size == 4096 && c->populate && populate_all(c, ctl, base))
 		return;
-	}
-touch:;
 	/*
 	 * Each session starts its sweep at its own page: sessions that all
 	 * walked the pages in the same order would queue behind one another on
@@ -414,12 +414,10 @@ static void publish(struct ctl *ctl)
 	__atomic_fetch_add(&ctl->sessions_done, 1, __ATOMIC_RELEASE);
 }
 
-void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
-		  unsigned int id)
+/* Signals and the process-local state (now, so the baseline includes it). */
+static void session_init(struct ctl *ctl)
 {
 	struct sigaction sa;
-	uint64_t rng = rng_seed(c->seed, (uint64_t)id + 1);
-	char *base;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != ctl->coordinator)
@@ -429,8 +427,6 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigaction(SIGBUS, &sa, NULL);
 	signal(SIGINT, SIG_IGN);        /* the coordinator handles ^C */
-
-	/* Process-local state now, so the baseline includes it. */
 	hist_init(&L.first_touch);
 	hist_init(&L.txn);
 	hist_init(&L.access);
@@ -441,30 +437,72 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 		hist_init(&L.dis_faulting[i]);
 	}
 	(void)fast_ns();
+}
 
-	arrive(ctl, PH_INIT, id);
-	wait_phase(ctl, PH_ATTACH);
-
+/* Attach (or inherit) and fault the segment, timed; its address. */
+static char *session_attach(const struct cfg *c, const struct seg *s, struct ctl *ctl,
+			    unsigned int id)
+{
 	uint64_t t0 = fast_ns(), cpu0 = thread_cpu_ns();
+	struct hist h, hc;
+	char *base = s->addr;
 
 	if (c->attach == A_ATTACH) {
 		base = seg_map_at(c, s, s->addr);
 		if (!base)
 			session_fail(ctl, "session could not attach the segment at its address");
-	} else {
-		base = s->addr;
 	}
 	fault_all(c, ctl, base, id);
-	{
-		struct hist h, hc;
+	hist_init(&h);
+	hist_insert(&h, fast_ns() - t0);
+	hist_init(&hc);
+	hist_insert(&hc, thread_cpu_ns() - cpu0);
+	hist_merge_atomic(&ctl->attach, &h);
+	hist_merge_atomic(&ctl->attach_cpu, &hc);
+	return base;
+}
 
-		hist_init(&h);
-		hist_insert(&h, fast_ns() - t0);
-		hist_init(&hc);
-		hist_insert(&hc, thread_cpu_ns() - cpu0);
-		hist_merge_atomic(&ctl->attach, &h);
-		hist_merge_atomic(&ctl->attach_cpu, &hc);
+/* A mapper only (--active): sleep until the stop or the deadline. */
+static void mapper_sleep(struct ctl *ctl, uint64_t deadline)
+{
+	while (!__atomic_load_n(&ctl->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t now = fast_ns();
+
+		if (deadline && now >= deadline)
+			break;
+		futex_wait(&ctl->stop, 0, deadline ? (long)((deadline - now) / 1000000 + 1) : -1);
 	}
+}
+
+/* Transactions until the stop, --txn-count or the deadline. */
+static void session_run(const struct cfg *c, struct ctl *ctl, char *base, unsigned int id)
+{
+	uint64_t rng = rng_seed(c->seed, (uint64_t)id + 1);
+	size_t nw = c->buffer_size / 8;
+	uint64_t nbuf = session_buffers(c);
+	uint64_t tprev = fast_ns();
+	uint64_t deadline = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);
+
+	if (c->active && id >= c->active) {
+		mapper_sleep(ctl, deadline);
+		return;
+	}
+	/* stop on our own at the deadline: the coordinator may not get the CPU */
+	while (!__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) &&
+	       (!c->txn_count || L.txns < c->txn_count) &&
+	       (!deadline || tprev < deadline))
+		txn(c, ctl, base, &rng, nw, nbuf, &tprev);
+}
+
+void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
+		  unsigned int id)
+{
+	char *base;
+
+	session_init(ctl);
+	arrive(ctl, PH_INIT, id);
+	wait_phase(ctl, PH_ATTACH);
+	base = session_attach(c, s, ctl, id);
 	arrive(ctl, PH_ATTACH, id);
 	if (id == 0) {
 		/* test-only hook (README.md): a session that never exits */
@@ -475,31 +513,7 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 				pause();
 	}
 	wait_phase(ctl, PH_RUN);
-
-	size_t nw = c->buffer_size / 8;
-	uint64_t nbuf = session_buffers(c);
-
-	uint64_t tprev = fast_ns();
-	uint64_t deadline = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);
-
-	/* a mapper only (--active): sleep until the stop or the deadline */
-	if (c->active && id >= c->active) {
-		while (!__atomic_load_n(&ctl->stop, __ATOMIC_ACQUIRE)) {
-			uint64_t now = fast_ns();
-
-			if (deadline && now >= deadline)
-				break;
-			futex_wait(&ctl->stop, 0,
-				   deadline ? (long)((deadline - now) / 1000000 + 1) : -1);
-		}
-	}
-	/* stop on our own at the deadline: the coordinator may not get the CPU */
-	while ((!c->active || id < c->active) &&
-	       !__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) &&
-	       (!c->txn_count || L.txns < c->txn_count) &&
-	       (!deadline || tprev < deadline))
-		txn(c, ctl, base, &rng, nw, nbuf, &tprev);
-
+	session_run(c, ctl, base, id);
 	publish(ctl);
 	arrive(ctl, PH_RUN, id);
 	_exit(0);
