@@ -294,10 +294,10 @@ int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 	return 0;
 }
 
-int cfg_validate(struct cfg *c, char *err, size_t errlen)
+/* Page size, size, address: the segment fits below MAX_END. */
+static int check_geometry(const struct cfg *c, char *err, size_t errlen)
 {
 	char b1[32], b2[32];
-	bool hugetlb = c->page_size != 4096;
 	uint64_t skew = c->skewed ? 2 * MIB : 0;
 
 	if (c->guest_shape && !c->check)
@@ -316,6 +316,14 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 		    fmt_size(c->size, b1, sizeof(b1)), c->base, c->skewed ? " + 2M (skewed)" : "",
 		    MAX_END, fmt_size((MAX_END - c->base - skew) / c->page_size * c->page_size,
 				      b2, sizeof(b2)));
+	return 0;
+}
+
+/* Sessions, placement, buffers. */
+static int check_run(const struct cfg *c, char *err, size_t errlen)
+{
+	char b1[32];
+
 	if (c->active > c->sessions)
 		BAD("--active %" PRIu64 ": more than the %" PRIu64 " sessions", c->active, c->sessions);
 	if (c->active && !c->duration_ms)
@@ -326,6 +334,14 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 	    c->buffer_size > c->size)
 		BAD("--buffer-size %s: must be a power of two from 64 to the segment size",
 		    fmt_size(c->buffer_size, b1, sizeof(b1)));
+	return 0;
+}
+
+/* --touch sparse and --map private. */
+static int check_touch_map(const struct cfg *c, char *err, size_t errlen)
+{
+	char b1[32];
+
 	if (c->sparse && c->page_size != (2ull << 20))
 		BAD("--touch sparse needs --page-size 2M (one 2 MiB page per 1 GiB slot)");
 	if (c->sparse && c->disrupt)
@@ -341,6 +357,14 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 		BAD("--map private cannot be disrupted: drop --disrupt");
 	if (c->priv && !c->prefault)
 		BAD("--map private needs the prefault (a read of a missing page gives each session its own copy): drop --no-prefault");
+	return 0;
+}
+
+/* The backing against the page size, the attach mode and the disruptions. */
+static int check_backing(const struct cfg *c, char *err, size_t errlen)
+{
+	bool hugetlb = c->page_size != 4096;
+
 	if (c->backing == B_HUGETLBFS && !hugetlb)
 		BAD("--backing hugetlbfs needs --page-size 2M or 1G (use memfd or shm for 4K)");
 	if (c->hugetlbfs_dir && c->backing != B_HUGETLBFS)
@@ -354,7 +378,13 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 		BAD("--disrupt munmap cannot remap --backing anon; use shm, hugetlbfs or memfd");
 	if (!c->duration_ms && !c->txn_count)
 		BAD("--duration 0 needs --txn-count");
+	return 0;
+}
 
+/* --disrupt-len: the default max(page, buffer, 2M) within the segment, or as given. */
+static int check_disrupt_len(struct cfg *c, char *err, size_t errlen)
+{
+	char b1[32], b2[32];
 	uint64_t align = c->page_size > c->buffer_size ? c->page_size : c->buffer_size;
 
 	if (!c->disrupt_len) {
@@ -366,6 +396,14 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 		BAD("--disrupt-len %s: must be a multiple of %s and at most the segment size",
 		    fmt_size(c->disrupt_len, b1, sizeof(b1)), fmt_size(align, b2, sizeof(b2)));
 	return 0;
+}
+
+int cfg_validate(struct cfg *c, char *err, size_t errlen)
+{
+	if (check_geometry(c, err, errlen) || check_run(c, err, errlen) ||
+	    check_touch_map(c, err, errlen) || check_backing(c, err, errlen))
+		return -1;
+	return check_disrupt_len(c, err, errlen);
 }
 
 void cfg_model(const struct cfg *c, uint64_t sessions, bool pud_counted,
