@@ -20,6 +20,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "opts.h"
 #include "segment.h"
 
 #ifndef MAP_HUGE_SHIFT
@@ -216,79 +217,73 @@ int seg_unmap(const struct cfg *c, char *p)
 	return munmap(p, c->size);
 }
 
+/* The SysV segment, the hugetlbfs file or the memfd (anon: nothing yet). */
+static int seg_object(const struct cfg *c, struct seg *s, char *err, size_t errlen)
+{
+	int shmfl = IPC_CREAT | IPC_EXCL | 0600;
+	unsigned int mfdfl = MFD_CLOEXEC;
+
+	switch (c->backing) {
+	case B_SHM:
+		if (huge(c))
+			shmfl |= SHM_HUGETLB | (log2u(c->page_size) << SHM_HUGE_SHIFT);
+		if (c->sparse)
+			shmfl |= SHM_NORESERVE;
+		s->shmid = shmget(IPC_PRIVATE, c->size, shmfl);
+		if (s->shmid < 0)
+			BAD("shmget(%llu bytes): %s", (unsigned long long)c->size, strerror(errno));
+		return 0;
+	case B_HUGETLBFS:
+		s->fd = open_hugetlbfs(c, s, err, errlen);
+		return s->fd < 0 ? -1 : 0;
+	case B_MEMFD:
+		if (huge(c))
+			mfdfl |= MFD_HUGETLB | ((unsigned int)log2u(c->page_size) << MFD_HUGE_SHIFT);
+		s->fd = memfd_create("shmdb", mfdfl);
+		if (s->fd < 0)
+			BAD("memfd_create: %s", strerror(errno));
+		return 0;
+	case B_ANON:
+		break;
+	}
+	return 0;
+}
+
+/*
+ * The file's size and the coordinator's mapping.  fork mode: at the
+ * sessions' address, inherited.  attach mode: anywhere, not inherited
+ * (sessions attach themselves); it keeps the SysV segment alive after
+ * IPC_RMID and makes a hugetlb mapping reserve its pages now, before any
+ * session starts.  The coordinator never touches it: it adds no page tables.
+ */
+static int seg_coord_map(const struct cfg *c, struct seg *s, char *err, size_t errlen)
+{
+	if (s->fd >= 0 && ftruncate(s->fd, (off_t)c->size))
+		BAD("ftruncate(%llu): %s", (unsigned long long)c->size, strerror(errno));
+	s->coord_addr = seg_map_at(c, s, c->attach == A_FORK ? s->addr : NULL);
+	if (!s->coord_addr)
+		BAD("map segment (%llu bytes at %p): %s", (unsigned long long)c->size,
+		    c->attach == A_FORK ? (void *)s->addr : NULL, strerror(errno));
+	if (s->shmid >= 0)
+		shmctl(s->shmid, IPC_RMID, NULL);
+	if (c->attach == A_ATTACH && madvise(s->coord_addr, c->size, MADV_DONTFORK))
+		BAD("madvise(MADV_DONTFORK): %s", strerror(errno));
+	return 0;
+}
+
 int seg_create(const struct cfg *c, struct seg *s, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 	s->shmid = -1;
 	s->addr = (char *)(uintptr_t)seg_start(c);
-
-	switch (c->backing) {
-	case B_SHM: {
-		int fl = IPC_CREAT | IPC_EXCL | 0600;
-
-		if (huge(c))
-			fl |= SHM_HUGETLB | (log2u(c->page_size) << SHM_HUGE_SHIFT);
-		if (c->sparse)
-			fl |= SHM_NORESERVE;
-		s->shmid = shmget(IPC_PRIVATE, c->size, fl);
-		if (s->shmid < 0) {
-			snprintf(err, errlen, "shmget(%llu bytes): %s",
-				 (unsigned long long)c->size, strerror(errno));
-			return -1;
-		}
-		break;
-	}
-	case B_HUGETLBFS:
-		s->fd = open_hugetlbfs(c, s, err, errlen);
-		if (s->fd < 0)
-			return -1;
-		break;
-	case B_MEMFD: {
-		unsigned int fl = MFD_CLOEXEC;
-
-		if (huge(c))
-			fl |= MFD_HUGETLB | ((unsigned int)log2u(c->page_size) << MFD_HUGE_SHIFT);
-		s->fd = memfd_create("shmdb", fl);
-		if (s->fd < 0) {
-			snprintf(err, errlen, "memfd_create: %s", strerror(errno));
-			return -1;
-		}
-		break;
-	}
-	case B_ANON:
-		break;
-	}
-	if (s->fd >= 0 && ftruncate(s->fd, (off_t)c->size)) {
-		snprintf(err, errlen, "ftruncate(%llu): %s",
-			 (unsigned long long)c->size, strerror(errno));
-		goto fail;
-	}
-
-	/*
-	 * Coordinator mapping.  fork mode: at the sessions' address, inherited.
-	 * attach mode: anywhere, not inherited (sessions attach themselves);
-	 * it keeps the SysV segment alive after IPC_RMID and makes a hugetlb
-	 * mapping reserve its pages now, before any session starts.
-	 * The coordinator never touches it: it adds no page tables.
-	 */
-	s->coord_addr = seg_map_at(c, s, c->attach == A_FORK ? s->addr : NULL);
-	if (!s->coord_addr) {
-		snprintf(err, errlen, "map segment (%llu bytes at %p): %s",
-			 (unsigned long long)c->size,
-			 c->attach == A_FORK ? (void *)s->addr : NULL, strerror(errno));
-		goto fail;
-	}
-	if (s->shmid >= 0)
-		shmctl(s->shmid, IPC_RMID, NULL);
-	if (c->attach == A_ATTACH && madvise(s->coord_addr, c->size, MADV_DONTFORK)) {
-		snprintf(err, errlen, "madvise(MADV_DONTFORK): %s", strerror(errno));
-		goto fail;
+	if (seg_object(c, s, err, errlen))
+		return -1;
+	if (seg_coord_map(c, s, err, errlen)) {
+		seg_destroy(c, s);
+		return -1;
 	}
 	return 0;
-fail:
-	seg_destroy(c, s);
-	return -1;
 }
 
 void seg_destroy(const struct cfg *c, struct seg *s)
