@@ -5,8 +5,8 @@
  * as shmdb and fault the same pages in the same order, with nothing else:
  * no private state, no per-page timing, no transactions.  Its
  * attach.per_session and attach.total_s are what shmdb's sessions are
- * compared with.  The segment options are shmdb's (shmdb/options.c parses
- * them, shmdb/segment.c creates the segment): an experiment's arguments
+ * compared with.  The segment options are shmdb's (lib/segment.h:
+ * lib/segopts.c parses them, lib/segment.c creates the segment): an experiment's arguments
  * carry over, --sessions being the number of processes.
  */
 #ifndef FORKTOUCH_H
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../shmdb/shmdb.h"
+#include "segment.h"
 
 /* shmdb's options that forktouch takes; the others (transactions,
  * disruptor) are refused. */

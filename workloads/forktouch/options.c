@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * forktouch options: shmdb's segment options, through shmdb's own parser
- * and checks (shmdb/options.c), minus what has no meaning for a bare
+ * and checks (lib/segopts.c), minus what has no meaning for a bare
  * fork-and-touch (transactions, disruptor).  No side effects; unit-tested
  * (tests/test_forktouch_options.c).
  */

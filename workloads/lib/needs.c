@@ -20,8 +20,8 @@ int machine_shape(const char *s, struct machine_res *r, char *err, size_t errlen
 
 	while (p && *p) {
 		size_t n = strcspn(p, ","), k = strcspn(p, "=");
-		char val[32];
-		int i;
+		char *val;
+		int i, e;
 
 		if (k >= n)
 			BAD("--guest-shape: '%.*s' is not key=value (mem_mib=M,hugepages_2m=N,hugepages_1g=K,vcpus=V)",
@@ -32,14 +32,21 @@ int machine_shape(const char *s, struct machine_res *r, char *err, size_t errlen
 		if (!keys[i] || (seen & (1u << i)))
 			BAD("--guest-shape: unknown or repeated key '%.*s' (mem_mib, hugepages_2m, hugepages_1g, vcpus)",
 			    (int)k, p);
-		snprintf(val, sizeof(val), "%.*s", (int)(n - k - 1), p + k + 1);
-		if (parse_u64(val, i == 0 || i == 3 ? 1 : 0, 1ull << 40, &v[i]))
-			BAD("--guest-shape: %s='%s' is not an integer in [%d, %llu]",
-			    keys[i], val, i == 0 || i == 3 ? 1 : 0, 1ull << 40);
+		/* the whole value: leading zeros past 31 characters read as 0 */
+		val = strndup(p + k + 1, n - k - 1);
+		if (!val)
+			BAD("--guest-shape: out of memory");
+		e = parse_u64(val, i == 0 || i == 3 ? 1 : 0, 1ull << 40, &v[i]);
+		if (e)
+			opt_seterr(err, errlen, "--guest-shape: %s='%s' is not an integer in [%d, %llu]",
+				   keys[i], val, i == 0 || i == 3 ? 1 : 0, 1ull << 40);
+		free(val);
+		if (e)
+			return -1;
 		seen |= 1u << i;
 		p += n;
-		if (*p)
-			p++;
+		if (*p && !*++p)
+			BAD("--guest-shape: trailing comma in '%s'", s);
 	}
 	if (seen != 0xf)
 		BAD("--guest-shape: needs all of mem_mib, hugepages_2m, hugepages_1g, vcpus");

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -162,4 +163,15 @@ int opt_seterr(char *err, size_t n, const char *fmt, ...)
 	vsnprintf(err, n, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+const char *opt_refused(char *const *argv, int before, char *buf, size_t len)
+{
+	/* optind stays on a cluster until its last character is taken */
+	int i = optind == (before ? before : 1) ? optind : optind - 1;
+
+	if (!strncmp(argv[i], "--", 2))
+		return argv[i];
+	snprintf(buf, len, "-%c", optopt > 0 && optopt < 128 ? optopt : '?');
+	return buf;
 }

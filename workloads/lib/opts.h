@@ -28,6 +28,13 @@ int parse_list(const char *s, const char *const *names, uint64_t *mask,
 int parse_addr(const char *s, uint64_t *out);
 /* Index of s in names (NULL-terminated), or -1. */
 int parse_choice(const char *s, const char *const *names);
+/*
+ * The option getopt_long just refused ('?' or ':'), before: optind before
+ * that call.  A long option as written ("--bogus", "--quiet=1"); a short
+ * one as "-x", also inside a cluster ("-xy"), where argv[optind - 1] is the
+ * previous argument.  buf holds the short form.
+ */
+const char *opt_refused(char *const *argv, int before, char *buf, size_t len);
 /* Human size for messages: "2M", "1G", "4K", "123" into buf. */
 const char *fmt_size(uint64_t v, char *buf, int size);
 

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "failures.h"
+#include "fleet.h"
 #include "json.h"
 #include "kmsg.h"
 #include "opts.h"
@@ -46,13 +47,6 @@
 #include "worker.h"
 
 
-
-struct child {
-	pid_t pid;
-	char role[16];
-	int status;
-	bool reaped;
-};
 
 /* Printed at the end (after the summary line), not as they happen. */
 static struct failures failures;
@@ -129,7 +123,6 @@ static int fill(struct racer *r)
 }
 
 static volatile sig_atomic_t got_signal;
-static pid_t parent_pid;
 
 /*
  * Test-only (README.md, "Test hooks"): HUGELAB_TEST_STUCK_WORKER=1 makes
@@ -149,104 +142,58 @@ static void on_signal(int sig)
 	got_signal = sig;
 }
 
-static pid_t spawn(struct racer *r, struct child *c, const char *role,
-		   int op, unsigned int idx)
+/* Member idx of the fleet: the workers first, then one unsharer per op. */
+static void child_main(void *arg, uint32_t idx)
 {
-	pid_t pid;
+	struct racer *r = arg;
+	uint32_t k = idx - (uint32_t)r->procs;
 
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		/* die with the parent; ^C and hangups are the parent's to handle
-		 * (it stops, reaps and reports) */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent_pid)
-			_exit(2);
-		signal(SIGINT, SIG_IGN);
-		signal(SIGHUP, SIG_IGN);
-		signal(SIGTERM, SIG_DFL);
-		if (op < 0 && idx == 0 && test_stuck_worker())
+	if (idx < r->procs) {
+		if (idx == 0 && test_stuck_worker())
 			for (;;)
 				pause();        /* test-only: never exits */
-		if (op < 0)
-			worker_main(r, idx);
-		else
-			unsharer_main(r, (enum wl_op)op, idx);
-		_exit(2);
+		worker_main(r, idx);
 	}
-	if (pid > 0) {
-		c->pid = pid;
-		snprintf(c->role, sizeof(c->role), "%s", role);
-	}
-	return pid;
+	for (int op = 0; op < NOPS; op++)
+		if ((r->ops & (1u << op)) && k-- == 0)
+			unsharer_main(r, (enum wl_op)op, (unsigned int)op);
+	_exit(2);
 }
 
-static void sleep_s(double s)
+/* Fork the workers and the unsharers; the counts forked. */
+static void spawn_all(struct racer *r, struct fleet *f, int *workers, int *unsharers)
 {
-	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR && !got_signal)
-		;
+	for (unsigned int i = 0; i < r->procs; i++)
+		if (fleet_spawn(f, "worker", child_main, r) < 0)
+			break;
+	*workers = (int)f->n;
+	for (int op = 0; op < NOPS && f->n == r->procs; op++)
+		if ((r->ops & (1u << op)) && fleet_spawn(f, op_names[op], child_main, r) < 0)
+			break;
+	*unsharers = (int)f->n - *workers;
+	fleet_seal(f);
+	if (test_stuck_worker() && f->n)
+		fleet_spare(f, 0);
 }
 
 /*
- * Wait for every child, at most teardown_s; then SIGKILL those still alive
- * and wait up to 10 s more; any still there is stuck (a task blocked in the
- * kernel): recorded with its stack for the JSON, and the run fails.
+ * Run for duration_s (a signal ends it early), stop, wait for every child
+ * at most teardown_s; then SIGKILL those still alive and wait up to 10 s
+ * more; any still there is stuck (a task blocked in the kernel): recorded
+ * with its stack for the JSON, and the run fails.
  */
-static void reap(struct child *c, int n, uint64_t teardown_s)
+static void run_and_reap(struct racer *r, struct fleet *f)
 {
-	uint64_t deadline = now_ns() + teardown_s * 1000000000ull;
-	int left = n;
-	bool killed = false;
-
-	while (left) {
-		int st;
-		pid_t pid = waitpid(-1, &st, WNOHANG);
-
-		if (pid > 0) {
-			for (int k = 0; k < n; k++)
-				if (c[k].pid == pid) {
-					c[k].status = st;
-					c[k].reaped = true;
-					left--;
-				}
-			continue;
-		}
-		if (pid < 0 && errno == ECHILD)
-			break;
-		if (now_ns() > deadline) {
-			if (killed) {
-				for (int k = 0; k < n; k++)
-					if (!c[k].reaped)
-						stuck_add(&stuck, c[k].pid, c[k].role);
-				fail("%u processes still there after SIGKILL (see stuck)",
-				     stuck.count);
-				break;
-			}
-			for (int k = 0; k < n; k++)
-				if (!c[k].reaped) {
-					fail("%s process %d still running %" PRIu64 " s after stop: killed",
-					     c[k].role, c[k].pid, teardown_s);
-					if (!(k == 0 && test_stuck_worker()))
-						kill(c[k].pid, SIGKILL);
-				}
-			killed = true;
-			deadline = now_ns() + 10000000000ull;
-		}
-		sleep_s(0.02);
-	}
-	for (int k = 0; k < n; k++) {
-		if (!c[k].reaped)
-			continue;
-		if (WIFSIGNALED(c[k].status))
-			fail("%s process %d killed by signal %d (%s)", c[k].role,
-			     c[k].pid, WTERMSIG(c[k].status),
-			     strsignal(WTERMSIG(c[k].status)));
-		else if (WEXITSTATUS(c[k].status))
-			fail("%s process %d exited with status %d", c[k].role,
-			     c[k].pid, WEXITSTATUS(c[k].status));
-	}
+	if (!f->failures->n)
+		fleet_wait_gone(f, now_ns() + r->duration_s * 1000000000ull);
+	atomic_store(&r->sh->stop, 1);
+	if (fleet_wait_exit(f, now_ns() + r->teardown_s * 1000000000ull))
+		return;
+	for (uint32_t k = 0; k < f->n; k++)
+		if (f->m[k].end == FLEET_RUNNING)
+			fail("%s %u (pid %d) still running %" PRIu64 " s after stop: killed",
+			     f->m[k].role, k, (int)f->m[k].pid, r->teardown_s);
+	fleet_stop(f, now_ns() + 10000000000ull, "10 s after SIGKILL");
 }
 
 static bool hp_equal(const struct hp_counts *a, const struct hp_counts *b)
@@ -267,13 +214,149 @@ struct outcome {
 	bool vm_ok;
 };
 
+static void config_json(struct json *j, const struct racer *r)
+{
+	char buf[32];
+
+	json_key(j, "config");
+	json_obj_begin(j);
+	json_kv_uint(j, "duration_s", r->duration_s);
+	json_kv_uint(j, "procs", r->procs);
+	json_kv_uint(j, "threads", r->threads);
+	json_kv_uint(j, "size", r->size);
+	json_kv_uint(j, "page_size", r->page_size);
+	json_key(j, "ops");
+	json_arr_begin(j);
+	for (int op = 0; op < NOPS; op++)
+		if (r->ops & (1u << op))
+			json_str(j, op_names[op]);
+	json_arr_end(j);
+	json_kv_uint(j, "write_pct", r->write_pct);
+	json_kv_uint(j, "inject_errors", r->inject);
+	json_kv_str(j, "backing", r->path ? "hugetlbfs" : "memfd");
+	snprintf(buf, sizeof(buf), "%#" PRIx64, r->addr);
+	json_kv_str(j, "address", buf);
+	json_kv_uint(j, "seed", r->seed);
+	json_kv_uint(j, "teardown_timeout_s", r->teardown_s);
+	json_obj_end(j);
+}
+
+static void counters_json(struct json *j, const struct racer *r, const struct outcome *o)
+{
+	const struct racer_shared *sh = r->sh;
+
+	json_kv_double(j, "elapsed_s", o->elapsed_s);
+	json_key(j, "processes");
+	json_obj_begin(j);
+	json_kv_int(j, "workers", o->workers);
+	json_kv_int(j, "unsharers", o->unsharers);
+	json_obj_end(j);
+	json_kv_uint(j, "pages", r->npages);
+	json_kv_uint(j, "reads", sh ? sh->reads : 0);
+	json_kv_uint(j, "strict_reads", sh ? sh->strict_reads : 0);
+	json_kv_uint(j, "weak_reads", sh ? sh->weak_reads : 0);
+	json_kv_uint(j, "file_words", sh ? sh->file_words : 0);
+	json_kv_uint(j, "zero_reads", sh ? sh->zero_reads : 0);
+	json_kv_uint(j, "writes", sh ? sh->writes : 0);
+	json_kv_uint(j, "retags_after_punch", sh ? sh->retags_after_punch : 0);
+	json_kv_uint(j, "tag_errors", sh ? sh->tag_errors : 0);
+}
+
+static void samples_json(struct json *j, const struct racer *r)
+{
+	const struct racer_shared *sh = r->sh;
+	/* tag words per page: one per TAG_BLOCK, at most 512 */
+	uint64_t words = r->page_size / TAG_BLOCK > 512 ? 512 : r->page_size / TAG_BLOCK;
+	char buf[32];
+
+	json_key(j, "tag_error_samples");
+	json_arr_begin(j);
+	for (uint32_t s = 0; sh && s < sh->nsamples && s < MAX_SAMPLES; s++) {
+		const struct tag_sample *t = &sh->samples[s];
+
+		json_obj_begin(j);
+		json_kv_uint(j, "page", t->page);
+		json_kv_uint(j, "file_offset", t->page * r->page_size + t->word * (r->page_size / words));
+		snprintf(buf, sizeof(buf), "%#018" PRIx64, t->found);
+		json_kv_str(j, "found", buf);
+		snprintf(buf, sizeof(buf), "%#018" PRIx64, t->expect);
+		json_kv_str(j, "expected", buf);
+		json_kv_int(j, "pid", t->pid);
+		json_kv_str(j, "role", t->role);
+		json_kv_str(j, "check", t->check);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* key: {op: count} of the configured ops */
+static void per_op_json(struct json *j, const struct racer *r, const char *key,
+			const _Atomic uint64_t *count)
+{
+	json_key(j, key);
+	json_obj_begin(j);
+	for (int op = 0; op < NOPS; op++)
+		if (r->ops & (1u << op))
+			json_kv_uint(j, op_names[op], r->sh ? count[op] : 0);
+	json_obj_end(j);
+}
+
+static void ops_json(struct json *j, const struct racer *r, const struct outcome *o)
+{
+	const struct racer_shared *sh = r->sh;
+
+	per_op_json(j, r, "unshare_ops", sh ? sh->ops : NULL);
+	per_op_json(j, r, "unshare_op_errors", sh ? sh->op_errors : NULL);
+	json_key(j, "unshare_latency");
+	json_obj_begin(j);
+	for (int op = 0; op < NOPS; op++)
+		if (sh && (r->ops & (1u << op))) {
+			json_key(j, op_names[op]);
+			hist_json(j, &sh->op_lat[op]);
+		}
+	json_obj_end(j);
+	json_key(j, "vmstat_delta");
+	if (o->vm_ok)
+		vmstat_delta_json(j, &o->vm_before, &o->vm_after);
+	else
+		json_null(j);
+	json_key(j, "faults");
+	json_obj_begin(j);
+	json_kv_int(j, "minor", o->minflt);
+	json_kv_int(j, "major", o->majflt);
+	json_obj_end(j);
+}
+
+static void hugepages_json(struct json *j, const struct racer *r, const struct outcome *o)
+{
+	char buf[32];
+
+	json_key(j, "hugepages");
+	json_obj_begin(j);
+	snprintf(buf, sizeof(buf), "%" PRIu64, r->page_size);
+	json_key(j, buf);
+	json_obj_begin(j);
+	if (o->hp_ok) {
+		hp_counts_json(j, "before", &o->hp_before);
+		if (o->hp_after_ok)
+			hp_counts_json(j, "after", &o->hp_after);
+		else
+			json_kv_null(j, "after");
+		json_kv_bool(j, "returned", o->hp_after_ok && hp_equal(&o->hp_before, &o->hp_after));
+	} else {
+		json_kv_null(j, "before");
+		json_kv_null(j, "after");
+		json_kv_bool(j, "returned", false);
+	}
+	json_obj_end(j);
+	json_obj_end(j);
+}
+
 /* true when writing failed */
 static bool write_json(FILE *f, const struct racer *r, const struct outcome *o,
 		       const struct kmsg_scan *k)
 {
-	const struct racer_shared *sh = r->sh;
 	struct json j;
-	char buf[32];
 
 	json_init(&j, f, 1);
 	json_obj_begin(&j);
@@ -285,172 +368,211 @@ static bool write_json(FILE *f, const struct racer *r, const struct outcome *o,
 	json_kv_str(&j, "finished_at", o->finished);
 	envelope_kernel_json(&j);
 	envelope_machine_json(&j);
-
-	json_key(&j, "config");
-	json_obj_begin(&j);
-	json_kv_uint(&j, "duration_s", r->duration_s);
-	json_kv_uint(&j, "procs", r->procs);
-	json_kv_uint(&j, "threads", r->threads);
-	json_kv_uint(&j, "size", r->size);
-	json_kv_uint(&j, "page_size", r->page_size);
-	json_key(&j, "ops");
-	json_arr_begin(&j);
-	for (int op = 0; op < NOPS; op++)
-		if (r->ops & (1u << op))
-			json_str(&j, op_names[op]);
-	json_arr_end(&j);
-	json_kv_uint(&j, "write_pct", r->write_pct);
-	json_kv_uint(&j, "inject_errors", r->inject);
-	json_kv_str(&j, "backing", r->path ? "hugetlbfs" : "memfd");
-	snprintf(buf, sizeof(buf), "%#" PRIx64, r->addr);
-	json_kv_str(&j, "address", buf);
-	json_kv_uint(&j, "seed", r->seed);
-	json_kv_uint(&j, "teardown_timeout_s", r->teardown_s);
-	json_obj_end(&j);
-
-	json_kv_double(&j, "elapsed_s", o->elapsed_s);
-	json_key(&j, "processes");
-	json_obj_begin(&j);
-	json_kv_int(&j, "workers", o->workers);
-	json_kv_int(&j, "unsharers", o->unsharers);
-	json_obj_end(&j);
-	json_kv_uint(&j, "pages", r->npages);
-	json_kv_uint(&j, "reads", sh ? sh->reads : 0);
-	json_kv_uint(&j, "strict_reads", sh ? sh->strict_reads : 0);
-	json_kv_uint(&j, "weak_reads", sh ? sh->weak_reads : 0);
-	json_kv_uint(&j, "file_words", sh ? sh->file_words : 0);
-	json_kv_uint(&j, "zero_reads", sh ? sh->zero_reads : 0);
-	json_kv_uint(&j, "writes", sh ? sh->writes : 0);
-	json_kv_uint(&j, "retags_after_punch", sh ? sh->retags_after_punch : 0);
-	json_kv_uint(&j, "tag_errors", sh ? sh->tag_errors : 0);
-	json_key(&j, "tag_error_samples");
-	json_arr_begin(&j);
-	for (uint32_t s = 0; sh && s < sh->nsamples && s < MAX_SAMPLES; s++) {
-		const struct tag_sample *t = &sh->samples[s];
-
-		json_obj_begin(&j);
-		json_kv_uint(&j, "page", t->page);
-		json_kv_uint(&j, "file_offset",
-			     t->page * r->page_size +
-			     t->word * (r->page_size / (r->page_size / TAG_BLOCK > 512 ?
-							512 : r->page_size / TAG_BLOCK)));
-		snprintf(buf, sizeof(buf), "%#018" PRIx64, t->found);
-		json_kv_str(&j, "found", buf);
-		snprintf(buf, sizeof(buf), "%#018" PRIx64, t->expect);
-		json_kv_str(&j, "expected", buf);
-		json_kv_int(&j, "pid", t->pid);
-		json_kv_str(&j, "role", t->role);
-		json_kv_str(&j, "check", t->check);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_key(&j, "unshare_ops");
-	json_obj_begin(&j);
-	for (int op = 0; op < NOPS; op++)
-		if (r->ops & (1u << op))
-			json_kv_uint(&j, op_names[op], sh ? sh->ops[op] : 0);
-	json_obj_end(&j);
-	json_key(&j, "unshare_op_errors");
-	json_obj_begin(&j);
-	for (int op = 0; op < NOPS; op++)
-		if (r->ops & (1u << op))
-			json_kv_uint(&j, op_names[op], sh ? sh->op_errors[op] : 0);
-	json_obj_end(&j);
-	json_key(&j, "unshare_latency");
-	json_obj_begin(&j);
-	for (int op = 0; op < NOPS; op++)
-		if (sh && (r->ops & (1u << op))) {
-			json_key(&j, op_names[op]);
-			hist_json(&j, &sh->op_lat[op]);
-		}
-	json_obj_end(&j);
-	json_key(&j, "vmstat_delta");
-	if (o->vm_ok)
-		vmstat_delta_json(&j, &o->vm_before, &o->vm_after);
-	else
-		json_null(&j);
-	json_key(&j, "faults");
-	json_obj_begin(&j);
-	json_kv_int(&j, "minor", o->minflt);
-	json_kv_int(&j, "major", o->majflt);
-	json_obj_end(&j);
-
-	json_key(&j, "hugepages");
-	json_obj_begin(&j);
-	snprintf(buf, sizeof(buf), "%" PRIu64, r->page_size);
-	json_key(&j, buf);
-	json_obj_begin(&j);
-	if (o->hp_ok) {
-		hp_counts_json(&j, "before", &o->hp_before);
-		if (o->hp_after_ok)
-			hp_counts_json(&j, "after", &o->hp_after);
-		else
-			json_kv_null(&j, "after");
-		json_kv_bool(&j, "returned", o->hp_after_ok &&
-			     hp_equal(&o->hp_before, &o->hp_after));
-	} else {
-		json_kv_null(&j, "before");
-		json_kv_null(&j, "after");
-		json_kv_bool(&j, "returned", false);
-	}
-	json_obj_end(&j);
-	json_obj_end(&j);
+	config_json(&j, r);
+	counters_json(&j, r, o);
+	samples_json(&j, r);
+	ops_json(&j, r, o);
+	hugepages_json(&j, r, o);
 	kmsg_json(&j, k);
 	stuck_json(&j, &stuck);
 	json_obj_end(&j);
 	return json_finish(&j) != 0;
 }
 
-int main(int argc, char **argv)
+static int refuse(const char *msg)
 {
-	static struct child kids[RACER_MAX_CHILDREN];
-	struct racer r;
-	struct outcome o = { .status = "ok" };
-	struct kmsg_scan k;
-	struct rusage ru;
-	static struct outfile outf;
-	struct sigaction sa;
-	char msg[512];
-	int nkids = 0, err = 0, rc;
-	uint64_t t0, needed;
-	FILE *out;
+	fprintf(stderr, "racer: %s\n", msg);
+	return 2;
+}
 
-	if (racer_parse(argc, argv, &r, msg, sizeof(msg)) ||
-	    (!r.help && racer_validate(&r, msg, sizeof(msg)))) {
-		fprintf(stderr, "racer: %s\n", msg);
-		return 2;
+/* --check: the needs, against --guest-shape when given; 0 or 2. */
+static int check_mode(const struct racer *r)
+{
+	struct needs n;
+	struct machine_res m;
+	char opts[160], msg[512];
+
+	racer_needs(r, &n);
+	if (r->guest_shape) {
+		if (machine_shape(r->guest_shape, &m, msg, sizeof(msg)))
+			return refuse(msg);
+		racer_needs_opts(r, opts, sizeof(opts));
+		if (needs_fit(opts, &n, &m, msg, sizeof(msg)))
+			return refuse(msg);
 	}
-	if (r.help) {
+	needs_print_ok(&n);
+	return 0;
+}
+
+/* --path must be a hugetlbfs mount of --page-size: said before the pool is
+ * looked at (a run on /tmp said "pool too small"); 0 or -errno/-EINVAL. */
+static int check_path(const struct racer *r)
+{
+	struct statfs sf;
+
+	if (!r->path)
+		return 0;
+	if (statfs(r->path, &sf))
+		return -errno;
+	return sf.f_type == HUGETLBFS_MAGIC && (uint64_t)sf.f_bsize == r->page_size ? 0 : -EINVAL;
+}
+
+/* Parse, validate, --help, --check, --path, the output: -1 to go on, else the exit code. */
+static int parse_and_check(int argc, char **argv, struct racer *r, struct outfile *outf)
+{
+	char msg[600];
+	int err;
+
+	if (racer_parse(argc, argv, r, msg, sizeof(msg)) ||
+	    (!r->help && racer_validate(r, msg, sizeof(msg))))
+		return refuse(msg);
+	if (r->help) {
 		racer_usage(stdout);
 		return 0;
 	}
-	if (r.check) {
-		struct needs n;
-		struct machine_res m;
-		char opts[160];
-
-		racer_needs(&r, &n);
-		if (r.guest_shape) {
-			if (machine_shape(r.guest_shape, &m, msg, sizeof(msg))) {
-				fprintf(stderr, "racer: %s\n", msg);
-				return 2;
-			}
-			racer_needs_opts(&r, opts, sizeof(opts));
-			if (needs_fit(opts, &n, &m, msg, sizeof(msg))) {
-				fprintf(stderr, "racer: %s\n", msg);
-				return 2;
-			}
-		}
-		needs_print_ok(&n);
-		return 0;
+	if (r->check)
+		return check_mode(r);
+	if ((err = check_path(r))) {
+		snprintf(msg, sizeof(msg), "--path %s: %s", r->path, err == -EINVAL ?
+			 "not a hugetlbfs mount of --page-size" : strerror(-err));
+		return refuse(msg);
 	}
 	/* fail fast on an unwritable --json, without truncating it yet */
-	if ((err = outfile_open(&outf, r.json))) {
-		fprintf(stderr, "racer: --json %s: %s\n", r.json, strerror(-err));
-		return 2;
+	if ((err = outfile_open(outf, r->json))) {
+		snprintf(msg, sizeof(msg), "--json %s: %s", r->json, strerror(-err));
+		return refuse(msg);
 	}
-	err = 0;
-	parent_pid = getpid();
+	return -1;
+}
+
+/* Pool, control memory, the file, its tags; false (a failure) on error. */
+static bool prepare(struct racer *r, struct outcome *o)
+{
+	uint64_t needed;
+	int err;
+
+	o->hp_ok = hp_read(HP_SYSFS, r->page_size, &o->hp_before) == 0;
+	if (!o->hp_ok) {
+		fail("no %" PRIu64 "-byte huge page pool on this kernel", r->page_size);
+		return false;
+	}
+	/* A punched page can stay allocated while its index faults again, and
+	 * re-mapping a punched range reserves anew: punch needs slack of one
+	 * punch range (up to 4 pages within a 1 GiB slot). */
+	needed = r->size / r->page_size;
+	if (r->ops & (1u << OP_PUNCH))
+		needed += r->page_size >= (1ull << 30) ? 1 : 4;
+	if (o->hp_before.free < needed) {
+		fail("huge page pool too small: %" PRIu64 " free, %" PRIu64
+		     " needed (file + punch slack)", o->hp_before.free, needed);
+		return false;
+	}
+	o->vm_ok = vmstat_read(&o->vm_before) == 0;
+	if ((err = init_ctl(r))) {
+		fail("shared control memory: %s", strerror(-err));
+		return false;
+	}
+	if ((err = open_file(r))) {
+		fail("hugetlb file%s%s: %s", r->path ? " in " : "",
+		     r->path ? r->path : "", err == -EINVAL ?
+		     "not a hugetlbfs mount of --page-size" : strerror(-err));
+		return false;
+	}
+	if ((err = fill(r))) {
+		fail("mmap at %#" PRIx64 ": %s", r->addr, strerror(-err));
+		return false;
+	}
+	return true;
+}
+
+/* After the run: the pool, the counters, the kernel log. */
+static void evaluate(const struct racer *r, struct outcome *o, struct kmsg_scan *k)
+{
+	bool returned, back = fleet_hp_wait(HP_SYSFS, 1, &r->page_size, &o->hp_before,
+					    &o->hp_after, &returned, 5000);
+
+	/* an unreadable pool reads as zeros: not returned */
+	o->hp_after_ok = true;
+	o->vm_ok = o->vm_ok && vmstat_read(&o->vm_after) == 0;
+	if (!back)
+		fail("huge pages not returned: free %" PRIu64 " -> %" PRIu64
+		     ", rsvd %" PRIu64 " -> %" PRIu64 ", nr %" PRIu64 " -> %" PRIu64
+		     ", surp %" PRIu64 " -> %" PRIu64,
+		     o->hp_before.free, o->hp_after.free, o->hp_before.rsvd,
+		     o->hp_after.rsvd, o->hp_before.nr, o->hp_after.nr,
+		     o->hp_before.surp, o->hp_after.surp);
+	if (r->sh->tag_errors)
+		fail("%" PRIu64 " tag errors", (uint64_t)r->sh->tag_errors);
+	for (int op = 0; op < NOPS; op++)
+		if (r->sh->op_errors[op])
+			fail("%s: %" PRIu64 " failed calls, first: %s",
+			     op_names[op], (uint64_t)r->sh->op_errors[op],
+			     r->sh->op_error_msg[op]);
+	for (int op = 0; op < NOPS; op++)
+		if ((r->ops & (1u << op)) && !r->sh->ops[op])
+			fail("%s: no operation completed", op_names[op]);
+	if (!r->sh->reads)
+		fail("no page was read");
+	kmsg_poll(k);
+	if (!k->available)
+		fail("/dev/kmsg unavailable: kernel log not checked");
+	else if (k->findings)
+		fail("kernel log: %u findings since start", k->findings);
+}
+
+/* The summary line and the failures on stderr. */
+static void summary(const struct racer *r, const struct outcome *o, const struct kmsg_scan *k)
+{
+	fprintf(stderr, "racer: %s: %" PRIu64 " reads, %" PRIu64 " writes, %"
+		PRIu64 " tag errors, ops", o->status, r->sh ? r->sh->reads : 0,
+		r->sh ? r->sh->writes : 0, r->sh ? r->sh->tag_errors : 0);
+	for (int op = 0; op < NOPS; op++)
+		if (r->ops & (1u << op))
+			fprintf(stderr, " %s=%" PRIu64, op_names[op],
+				r->sh ? r->sh->ops[op] : 0);
+	fprintf(stderr, ", %u kernel log findings\n", k->findings);
+	for (int i = 0; i < failures.n; i++)
+		fprintf(stderr, "racer: FAIL: %s\n", failures.msg[i]);
+}
+
+/* The JSON document and the exit code. */
+static int report(struct racer *r, struct outcome *o, struct kmsg_scan *k,
+		  struct outfile *outf)
+{
+	struct rusage ru;
+	int rc;
+	FILE *out;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+		o->minflt = ru.ru_minflt;
+		o->majflt = ru.ru_majflt;
+	}
+	utc_now_iso(o->finished, sizeof(o->finished));
+	rc = got_signal ? 128 + got_signal : !strcmp(o->status, "ok") ? 0 :
+	     !strcmp(o->status, "fail") ? 1 : 2;
+	out = outfile_begin(outf);
+	if (!out || outfile_end(outf, out, !write_json(out, r, o, k))) {
+		fprintf(stderr, "racer: error writing the JSON document%s%s\n",
+			r->json ? " to " : "", r->json ? r->json : "");
+		rc = rc ? rc : 1;
+	}
+	summary(r, o, k);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct outfile outf;
+	static struct fleet f;
+	struct racer r;
+	struct outcome o = { .status = "ok" };
+	struct kmsg_scan k;
+	struct sigaction sa;
+	uint64_t t0;
+	int rc = parse_and_check(argc, argv, &r, &outf);
+
+	if (rc >= 0)
+		return rc;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -459,129 +581,25 @@ int main(int argc, char **argv)
 	utc_now_iso(o.started, sizeof(o.started));
 	t0 = now_ns();
 	kmsg_open(&k);
-	o.hp_ok = hp_read(HP_SYSFS, r.page_size, &o.hp_before) == 0;
-	if (!o.hp_ok) {
-		fail("no %" PRIu64 "-byte huge page pool on this kernel", r.page_size);
-		goto error;
-	}
-	/* A punched page can stay allocated while its index faults again, and
-	 * re-mapping a punched range reserves anew: punch needs slack of one
-	 * punch range (up to 4 pages within a 1 GiB slot). */
-	needed = r.size / r.page_size;
-	if (r.ops & (1u << OP_PUNCH))
-		needed += r.page_size >= (1ull << 30) ? 1 : 4;
-	if (o.hp_before.free < needed) {
-		fail("huge page pool too small: %" PRIu64 " free, %" PRIu64
-		     " needed (file + punch slack)", o.hp_before.free, needed);
-		goto error;
-	}
-	o.vm_ok = vmstat_read(&o.vm_before) == 0;
-	if ((err = init_ctl(&r))) {
-		fail("shared control memory: %s", strerror(-err));
-		goto error;
-	}
-	if ((err = open_file(&r))) {
-		fail("hugetlb file%s%s: %s", r.path ? " in " : "",
-		     r.path ? r.path : "", err == -EINVAL ?
-		     "not a hugetlbfs mount of --page-size" : strerror(-err));
-		goto error;
-	}
-	if ((err = fill(&r))) {
-		fail("mmap at %#" PRIx64 ": %s", r.addr, strerror(-err));
-		goto error;
-	}
-
-	for (unsigned int i = 0; i < r.procs; i++, nkids++)
-		if (spawn(&r, &kids[nkids], "worker", -1, i) < 0)
-			break;
-	o.workers = nkids;
-	for (int op = 0; op < NOPS; op++)
-		if ((r.ops & (1u << op)) &&
-		    spawn(&r, &kids[nkids], op_names[op], op, (unsigned int)op) > 0)
-			nkids++;
-	o.unsharers = nkids - o.workers;
-	if (nkids != (int)r.procs + __builtin_popcountll(r.ops))
-		fail("fork: %s", strerror(errno));
-
-	sleep_s((double)r.duration_s);
-	atomic_store(&r.sh->stop, 1);
-	reap(kids, nkids, r.teardown_s);
-	close(r.fd);
-	r.fd = -1;
-	o.elapsed_s = (double)(now_ns() - t0) / 1e9;
-
-	/* Every huge page must be back in the pool once the file is gone
-	 * (freeing may lag the last unmap briefly: poll up to 5 s). */
-	for (int i = 0; i < 50; i++) {
-		o.hp_after_ok = hp_read(HP_SYSFS, r.page_size, &o.hp_after) == 0;
-		if (o.hp_after_ok && hp_equal(&o.hp_before, &o.hp_after))
-			break;
-		sleep_s(0.1);
-	}
-	o.vm_ok = o.vm_ok && vmstat_read(&o.vm_after) == 0;
-	if (!o.hp_after_ok || !hp_equal(&o.hp_before, &o.hp_after))
-		fail("huge pages not returned: free %" PRIu64 " -> %" PRIu64
-		     ", rsvd %" PRIu64 " -> %" PRIu64 ", nr %" PRIu64 " -> %" PRIu64
-		     ", surp %" PRIu64 " -> %" PRIu64,
-		     o.hp_before.free, o.hp_after.free, o.hp_before.rsvd,
-		     o.hp_after.rsvd, o.hp_before.nr, o.hp_after.nr,
-		     o.hp_before.surp, o.hp_after.surp);
-	if (r.sh->tag_errors)
-		fail("%" PRIu64 " tag errors", (uint64_t)r.sh->tag_errors);
-	for (int op = 0; op < NOPS; op++)
-		if (r.sh->op_errors[op])
-			fail("%s: %" PRIu64 " failed calls, first: %s",
-			     op_names[op], (uint64_t)r.sh->op_errors[op],
-			     r.sh->op_error_msg[op]);
-	for (int op = 0; op < NOPS; op++)
-		if ((r.ops & (1u << op)) && !r.sh->ops[op])
-			fail("%s: no operation completed", op_names[op]);
-	if (!r.sh->reads)
-		fail("no page was read");
-	kmsg_poll(&k);
-	if (!k.available)
-		fail("/dev/kmsg unavailable: kernel log not checked");
-	else if (k.findings)
-		fail("kernel log: %u findings since start", k.findings);
-	if (got_signal) {
-		fail("interrupted by signal %d", (int)got_signal);
+	if (!prepare(&r, &o) ||
+	    fleet_init(&f, (uint32_t)(r.procs + NOPS), &failures, &stuck, &got_signal)) {
 		o.status = "error";
-	} else if (failures.n) {
-		o.status = "fail";
-	}
-	goto report;
-
-error:
-	o.status = "error";
-	o.vm_ok = false;
-	kmsg_poll(&k);
-	if (r.fd >= 0)
+		o.vm_ok = false;
+		kmsg_poll(&k);
+		if (r.fd >= 0)
+			close(r.fd);
+	} else {
+		spawn_all(&r, &f, &o.workers, &o.unsharers);
+		run_and_reap(&r, &f);
 		close(r.fd);
+		r.fd = -1;
+		evaluate(&r, &o, &k);
+		o.status = got_signal ? "error" : failures.n ? "fail" : "ok";
+		if (got_signal)
+			fail("interrupted by signal %d", (int)got_signal);
+	}
 	o.elapsed_s = (double)(now_ns() - t0) / 1e9;
-report:
-	if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
-		o.minflt = ru.ru_minflt;
-		o.majflt = ru.ru_majflt;
-	}
-	utc_now_iso(o.finished, sizeof(o.finished));
-	rc = got_signal ? 128 + got_signal : !strcmp(o.status, "ok") ? 0 :
-	     !strcmp(o.status, "fail") ? 1 : 2;
-	out = outfile_begin(&outf);
-	if (!out || outfile_end(&outf, out, !write_json(out, &r, &o, &k))) {
-		fprintf(stderr, "racer: error writing the JSON document%s%s\n",
-			r.json ? " to " : "", r.json ? r.json : "");
-		rc = rc ? rc : 1;
-	}
-	fprintf(stderr, "racer: %s: %" PRIu64 " reads, %" PRIu64 " writes, %"
-		PRIu64 " tag errors, ops", o.status, r.sh ? r.sh->reads : 0,
-		r.sh ? r.sh->writes : 0, r.sh ? r.sh->tag_errors : 0);
-	for (int op = 0; op < NOPS; op++)
-		if (r.ops & (1u << op))
-			fprintf(stderr, " %s=%" PRIu64, op_names[op],
-				r.sh ? r.sh->ops[op] : 0);
-	fprintf(stderr, ", %u kernel log findings\n", k.findings);
-	for (int i = 0; i < failures.n; i++)
-		fprintf(stderr, "racer: FAIL: %s\n", failures.msg[i]);
+	rc = report(&r, &o, &k, &outf);
 	kmsg_close(&k);
 	kvlist_free(&o.vm_before);
 	kvlist_free(&o.vm_after);

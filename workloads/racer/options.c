@@ -48,29 +48,69 @@ void racer_usage(FILE *f)
 }
 
 
+static const struct option long_opts[] = {
+	{ "duration", required_argument, NULL, 'd' },
+	{ "procs", required_argument, NULL, 'p' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "size", required_argument, NULL, 's' },
+	{ "page-size", required_argument, NULL, 'P' },
+	{ "ops", required_argument, NULL, 'o' },
+	{ "write-pct", required_argument, NULL, 'w' },
+	{ "path", required_argument, NULL, 'D' },
+	{ "addr", required_argument, NULL, 'a' },
+	{ "seed", required_argument, NULL, 'S' },
+	{ "inject-errors", required_argument, NULL, 'I' },
+	{ "json", required_argument, NULL, 'j' },
+	{ "teardown-timeout-s", required_argument, NULL, 'T' },
+	{ "check", no_argument, NULL, 'C' },
+	{ "guest-shape", required_argument, NULL, 'G' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 }
+};
+
+/*
+ * Option c's value into r: 0, or non-zero with *what (the values it takes)
+ * for "--NAME: bad value"; -1 with err for a message of its own.
+ */
+static int racer_opt(struct racer *r, int c, char *arg, const char **what,
+		     char *err, size_t errlen)
+{
+	const char *bad;
+
+	switch (c) {
+	case 'd': *what = "an integer in [1, 86400]"; return parse_u64(arg, 1, 86400, &r->duration_s);
+	case 'p': *what = "an integer in [1, 512]"; return parse_u64(arg, 1, 512, &r->procs);
+	case 't': *what = "an integer in [1, 64]"; return parse_u64(arg, 1, 64, &r->threads);
+	case 's': *what = "a size such as 1G"; return parse_size(arg, &r->size);
+	case 'P': *what = "2M or 1G"; return parse_size(arg, &r->page_size);
+	case 'o':
+		*what = "a list of dontneed,mprotect,munmap,punch or none";
+		return parse_list(arg, op_names, &r->ops, &bad);
+	case 'w': *what = "an integer in [0, 100]"; return parse_u64(arg, 0, 100, &r->write_pct);
+	case 'a':
+		*what = "0x and hex digits, or decimal without a leading 0";
+		return parse_addr(arg, &r->addr);
+	case 'S': *what = "a decimal integer"; return parse_u64(arg, 0, UINT64_MAX, &r->seed);
+	case 'I': *what = "an integer in [0, 1000]"; return parse_u64(arg, 0, 1000, &r->inject);
+	case 'T': *what = "an integer in [1, 3600]"; return parse_u64(arg, 1, 3600, &r->teardown_s);
+	case 'j':
+		/* a run could not open it; --check must say so too */
+		if (!*arg)
+			BAD("--json: empty path (a file name, or - for stdout)");
+		r->json = arg;
+		return 0;
+	case 'D': r->path = arg; return 0;
+	case 'G': r->guest_shape = arg; return 0;
+	case 'C': r->check = true; return 0;
+	case 'h': r->help = true; return 0;
+	}
+	return 0;
+}
+
 int racer_parse(int argc, char **argv, struct racer *r, char *err, size_t errlen)
 {
-	static const struct option lo[] = {
-		{ "duration", required_argument, NULL, 'd' },
-		{ "procs", required_argument, NULL, 'p' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "size", required_argument, NULL, 's' },
-		{ "page-size", required_argument, NULL, 'P' },
-		{ "ops", required_argument, NULL, 'o' },
-		{ "write-pct", required_argument, NULL, 'w' },
-		{ "path", required_argument, NULL, 'D' },
-		{ "addr", required_argument, NULL, 'a' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "inject-errors", required_argument, NULL, 'I' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "teardown-timeout-s", required_argument, NULL, 'T' },
-		{ "check", no_argument, NULL, 'C' },
-		{ "guest-shape", required_argument, NULL, 'G' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	const char *bad;
-	int c;
+	char sbuf[8];
+	int c, before = 0;
 
 	*r = (struct racer){ .size = 1ull << 30, .page_size = 2ull << 20,
 		.addr = 0x4000000000ull, .ops = RACER_OPS, .seed = 1,
@@ -78,45 +118,22 @@ int racer_parse(int argc, char **argv, struct racer *r, char *err, size_t errlen
 		.teardown_s = 60, .fd = -1 };
 	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
 		const char *what = NULL;
-		int e = 0;
 
-		switch (c) {
-		case 'd': e = parse_u64(optarg, 1, 86400, &r->duration_s); what = "an integer in [1, 86400]"; break;
-		case 'p': e = parse_u64(optarg, 1, 512, &r->procs); what = "an integer in [1, 512]"; break;
-		case 't': e = parse_u64(optarg, 1, 64, &r->threads); what = "an integer in [1, 64]"; break;
-		case 's': e = parse_size(optarg, &r->size); what = "a size such as 1G"; break;
-		case 'P': e = parse_size(optarg, &r->page_size); what = "2M or 1G"; break;
-		case 'o':
-			e = parse_list(optarg, op_names, &r->ops, &bad);
-			what = "a list of dontneed,mprotect,munmap,punch or none";
-			break;
-		case 'w': e = parse_u64(optarg, 0, 100, &r->write_pct); what = "an integer in [0, 100]"; break;
-		case 'D': r->path = optarg; break;
-		case 'a':
-			e = parse_addr(optarg, &r->addr);
-			what = "0x and hex digits, or decimal without a leading 0";
-			break;
-		case 'S': e = parse_u64(optarg, 0, UINT64_MAX, &r->seed); what = "a decimal integer"; break;
-		case 'I': e = parse_u64(optarg, 0, 1000, &r->inject); what = "an integer in [0, 1000]"; break;
-		case 'j':
-			/* a run could not open it; --check must say so too */
-			if (!*optarg)
-				BAD("--json: empty path (a file name, or - for stdout)");
-			r->json = optarg;
-			break;
-		case 'T': e = parse_u64(optarg, 1, 3600, &r->teardown_s); what = "an integer in [1, 3600]"; break;
-		case 'C': r->check = true; break;
-		case 'G': r->guest_shape = optarg; break;
-		case 'h': r->help = true; break;
-		case ':': BAD("option %s needs a value (see --help)", argv[optind - 1]);
-		default: BAD("unknown option %s (see --help)", argv[optind - 1]);
-		}
-		if (e)
-			for (const struct option *o = lo; o->name; o++)
+		if (c == ':')
+			BAD("option %s needs a value (see --help)",
+			    opt_refused(argv, before, sbuf, sizeof(sbuf)));
+		if (c == '?')
+			BAD("unknown option %s (see --help)",
+			    opt_refused(argv, before, sbuf, sizeof(sbuf)));
+		if (racer_opt(r, c, optarg, &what, err, errlen)) {
+			for (const struct option *o = long_opts; what && o->name; o++)
 				if (o->val == c)
 					BAD("--%s: bad value '%s' (%s)", o->name, optarg, what);
+			return -1;
+		}
+		before = optind;
 	}
 	if (r->ops & ~(uint64_t)RACER_OPS)
 		BAD("--ops: truncate changes the file size; racer runs dontneed,mprotect,munmap,punch");

@@ -143,69 +143,94 @@ static unsigned int file_words(const struct racer *r, uint64_t i, uint64_t off,
 	return m;
 }
 
-bool page_check(const struct racer *r, uint64_t i, const char *role)
+/* One reading of page i: its tag words through the mapping and some of the file's. */
+struct page_snap {
+	uint64_t w[MAX_WORDS], f[FILE_WORDS];
+	unsigned int fk[FILE_WORDS], nf, n;
+	uint64_t g0, stride, off;
+	bool z0;
+};
+
+/* Read page i; true when no writer or puncher ran meanwhile (seq unchanged, even). */
+static bool page_read(const struct racer *r, uint64_t i, struct page_snap *sn)
 {
 	struct page_ctl *c = &r->ctl[i];
 	const volatile uint64_t *p =
 		(const volatile uint64_t *)(uintptr_t)(r->addr + i * r->page_size);
-	unsigned int n = page_words(r), bad = 0;
-	uint64_t stride = page_stride(r), off = i * r->page_size;
-	uint64_t w[MAX_WORDS], g0 = 0, g1, s0, s1, f[FILE_WORDS];
-	unsigned int fk[FILE_WORDS];
-	bool z0, zero = true;
+	uint64_t s0 = atomic_load(&c->seq), s1;
 
-	atomic_fetch_add(&r->sh->reads, 1);
-	for (int attempt = 0; attempt < 3; attempt++) {
-		enum tag_verdict v;
+	sn->g0 = atomic_load(&c->gen);
+	sn->z0 = atomic_load(&c->zero_ok);
+	for (unsigned int k = 0; k < sn->n; k++)
+		sn->w[k] = p[k * sn->stride / 8];
+	/*
+	 * The same words read from the page cache with pread(): no page
+	 * tables involved.  A stale or foreign PMD (a shared PMD page freed
+	 * or reused under us) maps other pages than the file's: tags read
+	 * through it can look right while the file holds something else (and
+	 * writes through it are lost).
+	 */
+	sn->nf = file_words(r, i, sn->off, sn->stride, sn->n, sn->f, sn->fk);
+	atomic_thread_fence(memory_order_acquire);
+	s1 = atomic_load(&c->seq);
+	return !(s0 & 1) && s0 == s1;
+}
 
-		s0 = atomic_load(&c->seq);
-		g0 = atomic_load(&c->gen);
-		z0 = atomic_load(&c->zero_ok);
-		for (unsigned int k = 0; k < n; k++)
-			w[k] = p[k * stride / 8];
-		/*
-		 * The same words read from the page cache with pread(): no
-		 * page tables involved.  A stale or foreign PMD (a shared PMD
-		 * page freed or reused under us) maps other pages than the
-		 * file's: tags read through it can look right while the file
-		 * holds something else (and writes through it are lost).
-		 */
-		unsigned int nf = file_words(r, i, off, stride, n, f, fk);
+/* A consistent reading: the file's words, then every tag against gen. */
+static bool page_strict(const struct racer *r, uint64_t i, const char *role,
+			const struct page_snap *sn)
+{
+	unsigned int bad = 0;
+	enum tag_verdict v;
 
-		atomic_thread_fence(memory_order_acquire);
-		s1 = atomic_load(&c->seq);
-		if ((s0 & 1) || s0 != s1)
-			continue;
-		atomic_fetch_add(&r->sh->strict_reads, 1);
-		for (unsigned int q = 0; q < nf; q++)
-			if (f[q] != w[fk[q]]) {
-				record_error(r, i, fk[q], w[fk[q]], f[q], role, "file");
-				return true;
-			}
-		v = tag_check_page(w, n, off, stride, g0, z0, &bad);
-		if (v == TAG_BAD)
-			record_error(r, i, bad, w[bad],
-				     w[0] ? tag_make(off + bad * stride, g0) : 0,
-				     role, "strict");
-		if (v == TAG_ZERO)
-			atomic_fetch_add(&r->sh->zero_reads, 1);
-		return v != TAG_ZERO;
-	}
-	/* A writer or puncher kept running: check every word on its own. */
+	atomic_fetch_add(&r->sh->strict_reads, 1);
+	for (unsigned int q = 0; q < sn->nf; q++)
+		if (sn->f[q] != sn->w[sn->fk[q]]) {
+			record_error(r, i, sn->fk[q], sn->w[sn->fk[q]], sn->f[q], role, "file");
+			return true;
+		}
+	v = tag_check_page(sn->w, sn->n, sn->off, sn->stride, sn->g0, sn->z0, &bad);
+	if (v == TAG_BAD)
+		record_error(r, i, bad, sn->w[bad],
+			     sn->w[0] ? tag_make(sn->off + bad * sn->stride, sn->g0) : 0,
+			     role, "strict");
+	if (v == TAG_ZERO)
+		atomic_fetch_add(&r->sh->zero_reads, 1);
+	return v != TAG_ZERO;
+}
+
+/* A writer or puncher kept running: check every word on its own. */
+static bool page_weak(const struct racer *r, uint64_t i, const char *role,
+		      const struct page_snap *sn)
+{
+	struct page_ctl *c = &r->ctl[i];
+	uint64_t g1 = atomic_load(&c->gen);
+	bool punched = atomic_load(&c->punched) != 0, zero = true;
+
 	atomic_fetch_add(&r->sh->weak_reads, 1);
-	g1 = atomic_load(&c->gen);
-	z0 = atomic_load(&c->punched) != 0;
-	for (unsigned int k = 0; k < n; k++) {
-		enum tag_verdict v = tag_check_word(w[k], off + k * stride, g0,
-						    g1 + 1, z0);
+	for (unsigned int k = 0; k < sn->n; k++) {
+		uint64_t off = sn->off + k * sn->stride;
+		enum tag_verdict v = tag_check_word(sn->w[k], off, sn->g0, g1 + 1, punched);
 
 		if (v == TAG_BAD) {
-			record_error(r, i, k, w[k], tag_make(off + k * stride, g1),
-				     role, "weak");
+			record_error(r, i, k, sn->w[k], tag_make(off, g1), role, "weak");
 			return true;
 		}
 		zero = zero && v == TAG_ZERO;
 	}
 	return !zero;
+}
+
+bool page_check(const struct racer *r, uint64_t i, const char *role)
+{
+	struct page_snap sn = {
+		.n = page_words(r), .stride = page_stride(r), .off = i * r->page_size,
+	};
+
+	atomic_fetch_add(&r->sh->reads, 1);
+	for (int attempt = 0; attempt < 3; attempt++)
+		if (page_read(r, i, &sn))
+			return page_strict(r, i, role, &sn);
+	return page_weak(r, i, role, &sn);
 }
 

@@ -70,16 +70,121 @@ out:
 	return ret;
 }
 
+/* One operation on pages [first, first + n) at a, len bytes. */
+struct unshare {
+	struct racer *r;
+	enum wl_op op;
+	const char *name;
+	uint64_t first, n;
+	void *a;
+	size_t len;
+	struct hist *lat;
+};
+
+/* The operation's latency and the re-read of its pages; 1 (done). */
+static int unshare_done(const struct unshare *u, uint64_t t0)
+{
+	hist_insert(u->lat, now_ns() - t0);
+	check_range(u->r, u->first, u->n, u->name);
+	return 1;
+}
+
+static int op_dontneed(const struct unshare *u)
+{
+	uint64_t t0 = now_ns();
+
+	if (madvise(u->a, u->len, MADV_DONTNEED)) {
+		op_error(u->r, u->op, "madvise");
+		return 0;
+	}
+	return unshare_done(u, t0);
+}
+
+static int op_mprotect(const struct unshare *u)
+{
+	uint64_t t0 = now_ns();
+
+	if (mprotect(u->a, u->len, PROT_READ)) {
+		op_error(u->r, u->op, "mprotect(PROT_READ)");
+		return 0;
+	}
+	unshare_done(u, t0);
+	if (mprotect(u->a, u->len, PROT_READ | PROT_WRITE)) {
+		op_error(u->r, u->op, "mprotect(PROT_READ|PROT_WRITE)");
+		return 0;
+	}
+	return 1;
+}
+
+static int op_munmap(const struct unshare *u)
+{
+	uint64_t t0 = now_ns();
+
+	if (munmap(u->a, u->len)) {
+		op_error(u->r, u->op, "munmap");
+		return 0;
+	}
+	hist_insert(u->lat, now_ns() - t0);
+	if (mmap(u->a, u->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 u->r->fd, (off_t)(u->first * u->r->page_size)) == MAP_FAILED) {
+		op_error(u->r, u->op, "mmap part");
+		return 0;
+	}
+	check_range(u->r, u->first, u->n, u->name);
+	return 1;
+}
+
+static int op_punch(const struct unshare *u)
+{
+	uint64_t t0 = now_ns();
+	int err = racer_punch(u->r, u->first, u->n);
+
+	if (err == -1)
+		return -1;              /* stopped while waiting for locks */
+	return err ? 0 : unshare_done(u, t0);
+}
+
+/* 1 done, 0 failed (recorded in op_errors), -1 stopped before it ran. */
+static int unshare_once(const struct unshare *u)
+{
+	switch (u->op) {
+	case OP_DONTNEED: return op_dontneed(u);
+	case OP_MPROTECT: return op_mprotect(u);
+	case OP_MUNMAP: return op_munmap(u);
+	case OP_PUNCH: return op_punch(u);
+	default: return 0;
+	}
+}
+
+/*
+ * The next range: 1-4 pages (fewer than a slot's) inside one random slot
+ * of per_slot pages; then touch a page of that slot so its PUD entry
+ * points at the PMD page the operation has to unshare.
+ */
+static void pick_range(struct unshare *u, uint64_t *rs, uint64_t per_slot)
+{
+	struct racer *r = u->r;
+	uint64_t slot_first = (rng_next(rs) % (r->npages / per_slot)) * per_slot;
+
+	u->n = 1 + rng_next(rs) % 4;
+	if (u->n >= per_slot)
+		u->n = per_slot > 1 ? per_slot - 1 : 1;
+	u->first = slot_first + rng_next(rs) % (per_slot - u->n + 1);
+	u->a = (void *)(uintptr_t)(r->addr + u->first * r->page_size);
+	u->len = u->n * r->page_size;
+	page_check(r, slot_first + rng_next(rs) % per_slot, u->name);
+}
+
 void unsharer_main(struct racer *r, enum wl_op op, unsigned int idx)
 {
-	const char *name = op_names[op];
 	uint64_t rs = rng_seed(r->seed, 1000000 + idx);
 	uint64_t per_slot = SLOT >= r->page_size ? SLOT / r->page_size : 1;
 	struct hist lat;
+	struct unshare u = { .r = r, .op = op, .name = op_names[op], .lat = &lat };
 	int err = map_whole(r, true);
 
 	if (err) {
-		fprintf(stderr, "racer: %s: mmap at %#llx: %s\n", name,
+		fprintf(stderr, "racer: %s: mmap at %#llx: %s\n", u.name,
 			(unsigned long long)r->addr, strerror(-err));
 		exit(2);
 	}
@@ -87,70 +192,12 @@ void unsharer_main(struct racer *r, enum wl_op op, unsigned int idx)
 		per_slot = r->npages;
 	hist_init(&lat);
 	while (!atomic_load(&r->sh->stop)) {
-		uint64_t slot_first = (rng_next(&rs) % (r->npages / per_slot)) * per_slot;
-		uint64_t n = 1 + rng_next(&rs) % 4, first, t0;
-		bool done;
-		void *a;
-		size_t len;
+		int done;
 
-		if (n >= per_slot)
-			n = per_slot > 1 ? per_slot - 1 : 1;
-		first = slot_first + rng_next(&rs) % (per_slot - n + 1);
-		a = (void *)(uintptr_t)(r->addr + first * r->page_size);
-		len = n * r->page_size;
-
-		page_check(r, slot_first + rng_next(&rs) % per_slot, name);
-		t0 = now_ns();
-		done = false;
-		switch (op) {
-		case OP_DONTNEED:
-			if (madvise(a, len, MADV_DONTNEED)) {
-				op_error(r, op, "madvise");
-				break;
-			}
-			hist_insert(&lat, now_ns() - t0);
-			check_range(r, first, n, name);
-			done = true;
-			break;
-		case OP_MPROTECT:
-			if (mprotect(a, len, PROT_READ)) {
-				op_error(r, op, "mprotect(PROT_READ)");
-				break;
-			}
-			hist_insert(&lat, now_ns() - t0);
-			check_range(r, first, n, name);
-			if (mprotect(a, len, PROT_READ | PROT_WRITE))
-				op_error(r, op, "mprotect(PROT_READ|PROT_WRITE)");
-			else
-				done = true;
-			break;
-		case OP_MUNMAP:
-			if (munmap(a, len)) {
-				op_error(r, op, "munmap");
-				break;
-			}
-			hist_insert(&lat, now_ns() - t0);
-			if (mmap(a, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-				 r->fd, (off_t)(first * r->page_size)) == MAP_FAILED) {
-				op_error(r, op, "mmap part");
-				break;
-			}
-			check_range(r, first, n, name);
-			done = true;
-			break;
-		case OP_PUNCH:
-			err = racer_punch(r, first, n);
-			if (err == -1)
-				continue;       /* stopped while waiting for locks */
-			if (err)
-				break;
-			hist_insert(&lat, now_ns() - t0);
-			check_range(r, first, n, name);
-			done = true;
-			break;
-		default:
-			break;
-		}
+		pick_range(&u, &rs, per_slot);
+		done = unshare_once(&u);
+		if (done < 0)
+			continue;
 		if (done)
 			atomic_fetch_add(&r->sh->ops[op], 1);
 		/* Restore one VMA over every slot so the next split starts from

@@ -116,15 +116,11 @@ static void pause_ms(struct ctl *ctl, uint64_t ms)
 	}
 }
 
-void disrupt_main(const struct cfg *c, const struct seg *s, struct ctl *ctl)
+/* Map (or inherit) and fault the segment like a session, then tell the
+ * coordinator; its address. */
+static char *disrupt_attach(const struct cfg *c, const struct seg *s, struct ctl *ctl)
 {
-	struct hist dur[NOPS];
-	uint64_t count[NOPS] = { 0 };
-	uint64_t rng = rng_seed(c->seed, 0xD15B0B7ull);
-	uint64_t len = c->disrupt_len;
-	uint64_t nslots = c->size / len;
 	char *base = s->addr;
-	int ops[NOPS], nops = 0, next = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != ctl->coordinator)
@@ -133,11 +129,6 @@ void disrupt_main(const struct cfg *c, const struct seg *s, struct ctl *ctl)
 	/* a maintenance process must get the CPU among thousands of sessions
 	 * to keep its rate: above the sessions (nice 0), like the coordinator */
 	setpriority(PRIO_PROCESS, 0, -10);
-	for (int i = 0; i < NOPS; i++) {
-		hist_init(&dur[i]);
-		if (c->disrupt & (1ull << i))
-			ops[nops++] = i;
-	}
 	if (c->attach == A_ATTACH) {
 		base = seg_map_at(c, s, s->addr);
 		if (!base) {
@@ -145,33 +136,55 @@ void disrupt_main(const struct cfg *c, const struct seg *s, struct ctl *ctl)
 			_exit(3);
 		}
 	}
-	/* fault our mapping like a session, then tell the coordinator */
 	if (c->page_size != 4096 || madvise(base, c->size, MADV_POPULATE_READ))
 		for (uint64_t o = 0; o < c->size; o += c->page_size)
 			__atomic_fetch_add((uint64_t *)(base + o), 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&ctl->disruptor_ready, 1, __ATOMIC_RELEASE);
 	futex_wake(&ctl->disruptor_ready, 1);
+	return base;
+}
 
+/* One operation at a random slot (truncate: the end), timed; odd op_seq
+ * while it runs. */
+static void disrupt_one(const struct cfg *c, const struct seg *s, struct ctl *ctl,
+			char *base, int op, uint64_t *rng, struct hist *dur)
+{
+	uint64_t len = c->disrupt_len;
+	uint64_t off = (rng_next(rng) % (c->size / len)) * len;
+	uint64_t t0;
+
+	if (op == OP_TRUNCATE)
+		off = c->size - len;
+	__atomic_store_n(&ctl->op_cur, (uint32_t)op, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
+	t0 = fast_ns();
+	do_op(c, s, ctl, base, op, off, len);
+	hist_insert(dur, fast_ns() - t0);
+	__atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
+}
+
+void disrupt_main(const struct cfg *c, const struct seg *s, struct ctl *ctl)
+{
+	struct hist dur[NOPS];
+	uint64_t count[NOPS] = { 0 };
+	uint64_t rng = rng_seed(c->seed, 0xD15B0B7ull);
+	int ops[NOPS], nops = 0, next = 0;
+	char *base;
+
+	for (int i = 0; i < NOPS; i++) {
+		hist_init(&dur[i]);
+		if (c->disrupt & (1ull << i))
+			ops[nops++] = i;
+	}
+	base = disrupt_attach(c, s, ctl);
 	while (!__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) && nops) {
 		uint64_t dl = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);
+		int op = ops[next++ % nops];
 
 		if (dl && fast_ns() >= dl)
 			break;          /* the run is over even if stop is late */
-		int op = ops[next++ % nops];
-		uint64_t off = (rng_next(&rng) % nslots) * len;
-
-		if (op == OP_TRUNCATE)
-			off = c->size - len;
-		__atomic_store_n(&ctl->op_cur, (uint32_t)op, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
-
-		uint64_t t0 = fast_ns();
-
-		do_op(c, s, ctl, base, op, off, len);
-		hist_insert(&dur[op], fast_ns() - t0);
-		__atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
+		disrupt_one(c, s, ctl, base, op, &rng, &dur[op]);
 		count[op]++;
-
 		pause_ms(ctl, c->disrupt_interval_ms);
 	}
 	for (int i = 0; i < NOPS; i++) {

@@ -33,6 +33,7 @@
 #include "futex.h"
 #include "rng.h"
 #include "dbbuf.h"
+#include "fleet.h"
 #include "json.h"
 #include "kmsg.h"
 #include "model.h"
@@ -158,131 +159,17 @@ static void measure_overhead(double *clock_ns, double *insert_ns, double *rusage
 
 static void on_signal(int sig) { got_signal = sig; }
 
-static pid_t *pids;
-static uint64_t npids, nreaped;
-static pid_t disruptor = -1;
-static bool disruptor_reaped;
+#define NS 1000000000ull
 
-static bool *reaped;
-static bool pids_sorted;
-
-static int cmp_pid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* pids[] is sorted once every session is forked: bsearch, not a scan */
-static int child_index(pid_t p)
-{
-	if (pids_sorted) {
-		pid_t *e = bsearch(&p, pids, npids, sizeof(*pids), cmp_pid);
-
-		return e ? (int)(e - pids) : -1;
-	}
-	for (uint64_t i = 0; i < npids; i++)
-		if (pids[i] == p)
-			return (int)i;
-	return -1;
-}
-
-static uint64_t nsess_failed;      /* sessions reaped with a non-zero status */
-/* The coordinator is ending the run (PH_ABORT, then SIGKILL): children that
- * exit 5 (wait_phase saw the abort) or die of its SIGKILL are that abort's
- * consequence, counted here, not failures of their own: listed one by one
- * they filled the failure list and pushed its cause out into "<N more>". */
-static bool aborting;
-static uint64_t n_aborted;
-static pid_t prefault_pid = -1;
+/* The coordinator's state: what the phases below fill in. */
+static struct cfg c;
+static struct seg s;
+static struct results r;
+static struct kmsg_scan k;
+static struct ctl *ctl;
+static struct fleet fleet;              /* the sessions, then the disruptor */
 static struct stuck stuck;
-static pid_t spared_pid = -1;           /* test hook: not SIGKILLed */
-static uint64_t teardown_s;
-
-/* Reap exited children (WNOHANG); a non-zero exit is a failure.  Returns
- * the number reaped. */
-static int reap(void)
-{
-	int st, n = 0;
-	pid_t p;
-
-	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
-		bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-		const char *who = "session";
-
-		n++;
-		if (p == disruptor) {
-			disruptor_reaped = true;
-			who = "disruptor";
-		} else {
-			int i = child_index(p);
-
-			if (i >= 0) {
-				reaped[i] = true;
-				nreaped++;
-				if (!ok)
-					nsess_failed++;
-			} else {
-				who = p == prefault_pid ? "prefault process" : "process";
-			}
-		}
-		if (!ok && aborting && p != prefault_pid &&
-		    ((WIFEXITED(st) && WEXITSTATUS(st) == 5) ||
-		     (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))) {
-			n_aborted++;
-			continue;
-		}
-		if (!ok) {
-			if (WIFSIGNALED(st))
-				fail("%s %d killed by signal %d (%s)", who, (int)p, WTERMSIG(st),
-				     strsignal(WTERMSIG(st)));
-			else
-				fail("%s %d exited with status %d", who, (int)p, WEXITSTATUS(st));
-		}
-	}
-	return n;
-}
-
-static bool all_reaped(void)
-{
-	return nreaped >= npids && (disruptor <= 0 || disruptor_reaped);
-}
-
-/* Reap until every child is gone or the deadline (now_ns) passes. */
-static bool reap_until(uint64_t deadline)
-{
-	for (;;) {
-		reap();
-		if (all_reaped())
-			return true;
-		if (now_ns() >= deadline)
-			return false;
-		usleep(10000);
-	}
-}
-
-/* Wait until ctl->arrived[ph] reaches n; false on abort (signal, death). */
-static bool wait_arrived(struct ctl *ctl, int ph, uint64_t n, uint64_t deadline_ns)
-{
-	for (;;) {
-		uint32_t a = __atomic_load_n(&ctl->arrived[ph], __ATOMIC_ACQUIRE);
-
-		if (a >= n)
-			return true;
-		if (got_signal || failures.n)
-			return false;
-		if (deadline_ns && now_ns() >= deadline_ns)
-			return true;
-		futex_wait(&ctl->arrived[ph], a, 100);
-		reap();
-	}
-}
-
-static void set_phase(struct ctl *ctl, uint32_t ph)
-{
-	__atomic_store_n(&ctl->phase, ph, __ATOMIC_RELEASE);
-	futex_wake(&ctl->phase, INT_MAX);
-}
+static uint32_t disruptor_idx = UINT32_MAX;
 
 /*
  * Test-only (README.md, "Test hooks"): HUGELAB_TEST_STUCK_SESSION=1 makes
@@ -297,29 +184,6 @@ static bool test_stuck_session(void)
 	return e && !strcmp(e, "1");
 }
 
-/*
- * SIGKILL every child and reap them until the deadline; those still there
- * are recorded as stuck (their PIDs, stacks and the kernel log go into the
- * JSON) and fail the run.
- */
-static void kill_all(uint64_t deadline)
-{
-	for (uint64_t i = 0; i < npids; i++)
-		if (!reaped[i] && pids[i] != spared_pid)
-			kill(pids[i], SIGKILL);
-	if (disruptor > 0 && !disruptor_reaped)
-		kill(disruptor, SIGKILL);
-	if (reap_until(deadline))
-		return;
-	for (uint64_t i = 0; i < npids; i++)
-		if (!reaped[i])
-			stuck_add(&stuck, pids[i], "session");
-	if (disruptor > 0 && !disruptor_reaped)
-		stuck_add(&stuck, disruptor, "disruptor");
-	fail("%u processes still there %" PRIu64 " s after teardown began (see stuck)",
-	     stuck.count, teardown_s);
-}
-
 static uint64_t meminfo_once(const char *key)
 {
 	struct kvlist m = { 0 };
@@ -328,32 +192,6 @@ static uint64_t meminfo_once(const char *key)
 	if (meminfo_read(&m) == 0)
 		v = kv_get(&m, key, NULL);
 	kvlist_free(&m);
-	return v;
-}
-
-static uint64_t pagetables_once(void)
-{
-	return meminfo_once("PageTables");
-}
-
-/*
- * PageTables once it is stable: page tables of exited processes are freed
- * after an RCU grace period (x86 with paravirt), which takes a while under
- * TCG.  Three equal readings 50 ms apart, at most 3 s.
- */
-static uint64_t pagetables(void)
-{
-	uint64_t v = pagetables_once();
-	int same = 0;
-
-	for (int i = 0; i < 60 && same < 2; i++) {
-		usleep(50000);
-
-		uint64_t n = pagetables_once();
-
-		same = n == v ? same + 1 : 0;
-		v = n;
-	}
 	return v;
 }
 
@@ -436,59 +274,41 @@ static int check_mode(const struct cfg *c)
 	return 0;
 }
 
-static void describe_status(int st, char *buf, size_t len)
+/* Options, --help, --check, this host, the output file: exits 0 or 2. */
+static void parse_and_check(int argc, char **argv)
 {
-	if (WIFSIGNALED(st))
-		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st),
-			 strsignal(WTERMSIG(st)));
-	else
-		snprintf(buf, len, "exit status %d", WEXITSTATUS(st));
-}
-
-int main(int argc, char **argv)
-{
-	struct cfg c;
-	struct seg s;
-	struct results r;
-	struct kmsg_scan k;
 	char err[512];
-	FILE *out;
 	int e;
 
-	memset(&r, 0, sizeof(r));
 	if (cfg_parse(argc, argv, &c, err, sizeof(err)))
 		bad("%s", err);
 	if (c.help) {
 		cfg_usage(stdout);
-		return 0;
+		exit(0);
 	}
 	if (cfg_validate(&c, err, sizeof(err)))
 		bad("%s", err);
 	if (c.check)
-		return check_mode(&c);
+		exit(check_mode(&c));
 	quiet = c.quiet;
-	teardown_s = c.teardown_timeout_s;
 	host_checks(&c);
 	if ((e = outfile_open(&outf, c.out)))
 		bad("--out %s: %s", c.out, strerror(-e));
 	atexit(abandon_out);
+}
 
-	{
-		struct utsname u;
+/* The model, the machine's settings and the recording costs. */
+static void measure_setup(void)
+{
+	struct utsname u;
+	char b[128];
+	const char *w = NULL;
 
-		/* does this kernel's PageTables count PUD pages (lib/model.h) */
-		cfg_model(&c, c.sessions, uname(&u) == 0 && model_pud_counted(u.release),
-			  &r.model);
-	}
-	{
-		char b[128];
-		const char *w = NULL;
-
-		if (read_text("/sys/kernel/mm/transparent_hugepage/shmem_enabled",
-			      b, sizeof(b)) > 0)
-			w = sysfs_selected_word(b);
-		snprintf(r.shmem_enabled, sizeof(r.shmem_enabled), "%s", w ? w : "");
-	}
+	/* does this kernel's PageTables count PUD pages (lib/model.h) */
+	cfg_model(&c, c.sessions, uname(&u) == 0 && model_pud_counted(u.release), &r.model);
+	if (read_text("/sys/kernel/mm/transparent_hugepage/shmem_enabled", b, sizeof(b)) > 0)
+		w = sysfs_selected_word(b);
+	snprintf(r.shmem_enabled, sizeof(r.shmem_enabled), "%s", w ? w : "");
 	/* 4 KiB pages: no shmem THP whatever shmem_enabled says (inherited by
 	 * every child; the mappings also get MADV_NOHUGEPAGE) */
 	if (c.page_size == 4096 && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
@@ -503,11 +323,15 @@ int main(int argc, char **argv)
 	r.txn_cost_ns = txn_cost_ns(&c, &r.txn_cost_sample);
 	if (vmstat_read(&r.vm_before))
 		bad("cannot read /proc/vmstat");
+}
 
+/* The shared control area, the fleet, the signal handlers: exits 2. */
+static void make_ctl(void)
+{
 	size_t ctl_len = (sizeof(struct ctl) + 4095) & ~4095ul;
-	struct ctl *ctl = mmap(NULL, ctl_len, PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct sigaction sa;
 
+	ctl = mmap(NULL, ctl_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (ctl == MAP_FAILED)
 		bad("mmap control area: %s", strerror(errno));
 	ctl->coordinator = getpid();
@@ -527,216 +351,239 @@ int main(int argc, char **argv)
 		hist_init(&ctl->dis_faulting[i]);
 		hist_init(&ctl->op_dur[i]);
 	}
-	pids = calloc(c.sessions, sizeof(*pids));
-	reaped = calloc(c.sessions, sizeof(*reaped));
-	if (!pids || !reaped)
+	if (fleet_init(&fleet, (uint32_t)c.sessions + 1, &failures, &stuck, &got_signal))
 		bad("out of memory");
-
-	struct sigaction sa;
-
+	ctl->fleet = fleet.sh;
+	fleet.stall_ns = c.teardown_timeout_s * NS;     /* the ready and attach waits */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
 
-	if (seg_create(&c, &s, err, sizeof(err)))
-		bad("%s", err);
-	/* from here on every exit path writes the JSON */
+static void prefault_fn(void *arg, uint32_t idx)
+{
+	(void)arg;
+	(void)idx;
+	prefault_main(&c, &s, ctl->coordinator);
+}
 
-	if (c.prefault && !got_signal) {
-		uint64_t t0 = now_ns();
-		int st = 0;
-		pid_t w = 0;
+/* The helper fills the segment (default); a failure is recorded. */
+static void prefault(void)
+{
+	struct fleet pf;
+	uint64_t t0 = now_ns();
 
-		fflush(NULL);
-		prefault_pid = fork();
-		if (prefault_pid == 0)
-			prefault_main(&c, &s, ctl);
-		if (prefault_pid < 0)
-			fail("fork of the prefault process: %s", strerror(errno));
-		while (prefault_pid > 0 && !got_signal &&
-		       (w = waitpid(prefault_pid, &st, 0)) < 0 && errno == EINTR)
-			;
-		if (prefault_pid > 0 && w != prefault_pid) {
-			/* interrupted: stop it, bounded */
-			uint64_t end = now_ns() + teardown_s * 1000000000ull;
-
-			kill(prefault_pid, SIGKILL);
-			while ((w = waitpid(prefault_pid, &st, WNOHANG)) == 0 && now_ns() < end)
-				usleep(10000);
-			if (w != prefault_pid) {
-				stuck_add(&stuck, prefault_pid, "prefault");
-				fail("prefault process %d still there %" PRIu64 " s after SIGKILL (see stuck)",
-				     (int)prefault_pid, teardown_s);
-			}
-		} else if (prefault_pid > 0 && (!WIFEXITED(st) || WEXITSTATUS(st))) {
-			char b[64];
-
-			describe_status(st, b, sizeof(b));
-			fail("could not fill the segment: prefault process %s", b);
-		} else if (prefault_pid > 0) {
-			r.prefault_s = (double)(now_ns() - t0) / 1e9;
-			note("segment filled in %.3f s", r.prefault_s);
-		}
+	if (fleet_init(&pf, 1, &failures, &stuck, &got_signal)) {
+		fail("prefault: out of memory");
+		return;
 	}
-	r.pt_start = pagetables();
-	r.mem_free_start = meminfo_once("MemFree");
+	if (fleet_run_one(&pf, "prefault", prefault_fn, NULL, c.teardown_timeout_s * NS)) {
+		if (!got_signal)
+			fail("could not fill the segment (prefault process)");
+	} else {
+		r.prefault_s = (double)(now_ns() - t0) / 1e9;
+		note("segment filled in %.3f s", r.prefault_s);
+	}
+	fleet_free(&pf);
+}
+
+static void session_fn(void *arg, uint32_t idx)
+{
+	(void)arg;
+	session_main(&c, &s, ctl, idx);
+}
+
+static void disruptor_fn(void *arg, uint32_t idx)
+{
+	(void)arg;
+	(void)idx;
+	disrupt_main(&c, &s, ctl);
+}
+
+static void start_sessions(void)
+{
 	if (!failures.n && !got_signal) {
 		fflush(NULL);
 		note("starting %" PRIu64 " sessions", c.sessions);
 	}
-	for (uint64_t i = 0; i < c.sessions && !got_signal && !failures.n; i++) {
-		pid_t p = fork();
-
-		if (p == 0)
-			session_main(&c, &s, ctl, (unsigned int)i);
-		if (p < 0) {
-			int e = errno;
-			char why[1200];
-
-			pids_limit_read(why, sizeof(why));
-			fail("fork of session %" PRIu64 ": %s%s", i, strerror(e),
-			     e == EAGAIN ? why : "");
+	for (uint64_t i = 0; i < c.sessions && !got_signal && !failures.n; i++)
+		if (fleet_spawn(&fleet, "session", session_fn, NULL) < 0)
 			break;
+	fleet_seal(&fleet);
+	if (test_stuck_session())
+		fleet_spare(&fleet, 0);
+}
+
+/* VmPTE of every session still there. */
+static void read_vmpte(void)
+{
+	r.vmpte.min = UINT64_MAX;
+	for (uint32_t i = 0; i < fleet.n; i++) {
+		int64_t v = fleet.m[i].end != FLEET_RUNNING ? -1 : status_vmpte_read(fleet.m[i].pid);
+
+		if (v < 0)
+			continue;
+		r.vmpte.n++;
+		r.vmpte.sum += (uint64_t)v;
+		if ((uint64_t)v < r.vmpte.min)
+			r.vmpte.min = (uint64_t)v;
+		if ((uint64_t)v > r.vmpte.max)
+			r.vmpte.max = (uint64_t)v;
+	}
+}
+
+/* The disruptor maps and faults the segment before the run starts. */
+static bool start_disruptor(void)
+{
+	uint64_t end = now_ns() + c.teardown_timeout_s * NS;
+
+	if (fleet_spawn(&fleet, "disruptor", disruptor_fn, NULL) < 0)
+		return false;
+	disruptor_idx = fleet.n - 1;
+	fleet_seal(&fleet);
+	while (!got_signal && !failures.n &&
+	       !__atomic_load_n(&ctl->disruptor_ready, __ATOMIC_ACQUIRE)) {
+		if (now_ns() >= end) {
+			fail("the disruptor (pid %d) did not map and fault the segment within %" PRIu64 " s",
+			     (int)fleet.m[disruptor_idx].pid, c.teardown_timeout_s);
+			return false;
 		}
-		if (i == 0 && test_stuck_session())
-			spared_pid = p;
-		pids[npids++] = p;
+		futex_wait(&ctl->disruptor_ready, 0, 100);
+		fleet_reap(&fleet);
 	}
+	return !got_signal && !failures.n;
+}
 
-	/* sessions reaped during the fork loop were marked at their index */
-	if (!nreaped) {
-		qsort(pids, npids, sizeof(*pids), cmp_pid);
-		pids_sorted = true;
-	}
-
+/*
+ * Every session ready, PageTables before, attach and fault, PageTables
+ * attached.  Each wait ends after --teardown-timeout-s without an arrival,
+ * naming the sessions that did not arrive.
+ */
+static bool attach_phase(void)
+{
+	uint32_t n = (uint32_t)c.sessions;
+	bool ok = !failures.n && !got_signal &&
+		  fleet_wait(&fleet, PH_INIT, n, 0, "get ready") == FLEET_ARRIVED;
 	uint64_t t;
-	bool ok = !failures.n && !got_signal && wait_arrived(ctl, PH_INIT, c.sessions, 0);
 
 	/* the coordinator must get the CPU among thousands of sessions */
 	setpriority(PRIO_PROCESS, 0, -5);
+	if (!ok)
+		return false;
+	r.pt_before = fleet_meminfo_settled("PageTables");
+	t = now_ns();
+	ctl->attach_start_ns = t;
+	fleet_release(&fleet, PH_ATTACH);
+	ok = fleet_wait(&fleet, PH_ATTACH, n, 0, "attach and fault the segment") == FLEET_ARRIVED;
+	r.attach_s = (double)(now_ns() - t) / 1e9;
+	if (!ok)
+		return false;
+	r.pt_attached = fleet_meminfo_settled("PageTables");
+	r.mem_free_attached = meminfo_once("MemFree");
+	/* the sharing counters at the same moment (a shell polling the
+	 * progress line from outside can see the sessions' teardown) */
+	vmstat_read(&r.vm_attached);
+	read_vmpte();
+	note("%" PRIu64 " sessions attached and faulted %" PRIu64 " MiB in %.3f s; PageTables +%" PRId64 " bytes (model %" PRIu64 ")",
+	     c.sessions, c.size >> 20, r.attach_s,
+	     (int64_t)r.pt_attached - (int64_t)r.pt_before, r.model.expected_bytes);
+	return !c.disrupt || start_disruptor();
+}
 
-	if (ok) {
-		r.pt_before = pagetables();
-		t = now_ns();
-		ctl->attach_start_ns = t;
-		set_phase(ctl, PH_ATTACH);
-		ok = wait_arrived(ctl, PH_ATTACH, c.sessions, 0);
-		r.attach_s = (double)(now_ns() - t) / 1e9;
-	}
-	if (ok) {
-		r.pt_attached = pagetables();
-		r.mem_free_attached = meminfo_once("MemFree");
-		/* the sharing counters at the same moment (a shell polling the
-		 * progress line from outside can see the sessions' teardown) */
-		vmstat_read(&r.vm_attached);
-		r.vmpte.min = UINT64_MAX;
-		for (uint64_t i = 0; i < npids; i++) {
-			int64_t v = reaped[i] ? -1 : status_vmpte_read(pids[i]);
+static void stop_sessions(void)
+{
+	__atomic_store_n(&ctl->stop, 1, __ATOMIC_RELEASE);
+	futex_wake(&ctl->stop, INT_MAX);
+}
 
-			if (v < 0)
-				continue;
-			r.vmpte.n++;
-			r.vmpte.sum += (uint64_t)v;
-			if ((uint64_t)v < r.vmpte.min)
-				r.vmpte.min = (uint64_t)v;
-			if ((uint64_t)v > r.vmpte.max)
-				r.vmpte.max = (uint64_t)v;
+/*
+ * Until every session finished its transactions: --duration, then the stop
+ * and --teardown-timeout-s for the reports; or --txn-count alone, with no
+ * limit until one session finished, then --teardown-timeout-s at most
+ * between two finishing.
+ */
+static bool run_phase(void)
+{
+	uint32_t n = (uint32_t)c.sessions;
+	uint64_t t = now_ns(), td = c.teardown_timeout_s * NS;
+	bool ok;
+
+	if (c.duration_ms)
+		ctl->deadline_ns = fast_ns() + c.duration_ms * 1000000ull;
+	fleet_release(&fleet, PH_RUN);
+	fleet.stall_ns = c.duration_ms ? 0 : td;
+	ok = fleet_wait(&fleet, PH_RUN, n, c.duration_ms ? t + c.duration_ms * 1000000ull : 0,
+			c.duration_ms ? NULL : "finish its transactions") != FLEET_INTERRUPTED;
+	/* the rate is over the run until stop, not the sessions' exit */
+	r.run_s = (double)(now_ns() - t) / 1e9;
+	stop_sessions();
+	fleet.stall_ns = 0;
+	if (ok)
+		ok = fleet_wait(&fleet, PH_RUN, n, now_ns() + td,
+				"report after the stop") == FLEET_ARRIVED;
+	r.stop_s = (double)(now_ns() - t) / 1e9 - r.run_s;
+	return ok;
+}
+
+/* Sessions that can no longer report: reaped before they arrived at PH_RUN. */
+static uint32_t gone_unreported(void)
+{
+	uint32_t g = 0;
+
+	for (uint32_t i = 0; i < fleet.n && i < c.sessions; i++)
+		g += fleet.m[i].end != FLEET_RUNNING && fleet.sh->mark[i] <= PH_RUN;
+	return g;
+}
+
+/* A failed or interrupted run: the cause first, let running sessions
+ * report (2 s), then the abort. */
+static void abort_run(void)
+{
+	if (got_signal)
+		fail("interrupted by signal %d", (int)got_signal);
+	else if (!failures.n)
+		fail("aborted");
+	if (__atomic_load_n(&fleet.sh->phase, __ATOMIC_ACQUIRE) == PH_RUN) {
+		uint64_t end = now_ns() + 2 * NS;
+
+		stop_sessions();
+		while (__atomic_load_n(&fleet.sh->arrived[PH_RUN], __ATOMIC_ACQUIRE) +
+		       gone_unreported() < fleet.n - (disruptor_idx < fleet.n) && now_ns() < end) {
+			usleep(10000);
+			fleet_reap(&fleet);
 		}
-		note("%" PRIu64 " sessions attached and faulted %" PRIu64 " MiB in %.3f s; PageTables +%" PRId64 " bytes (model %" PRIu64 ")",
-		     c.sessions, c.size >> 20, r.attach_s,
-		     (int64_t)r.pt_attached - (int64_t)r.pt_before, r.model.expected_bytes);
-		if (c.disrupt) {
-			fflush(NULL);
-			disruptor = fork();
-			if (disruptor == 0)
-				disrupt_main(&c, &s, ctl);
-			if (disruptor < 0)
-				fail("fork of disruptor: %s", strerror(errno));
-			/* it maps and faults the segment before the run starts */
-			while (disruptor > 0 && !got_signal && !failures.n &&
-			       !__atomic_load_n(&ctl->disruptor_ready, __ATOMIC_ACQUIRE)) {
-				futex_wait(&ctl->disruptor_ready, 0, 100);
-				reap();
-			}
-			ok = !got_signal && !failures.n;
-		}
 	}
-	if (ok) {
-		t = now_ns();
-		if (c.duration_ms)
-			ctl->deadline_ns = fast_ns() + c.duration_ms * 1000000ull;
-		set_phase(ctl, PH_RUN);
-		ok = wait_arrived(ctl, PH_RUN, c.sessions,
-				  c.duration_ms ? t + c.duration_ms * 1000000ull : 0);
-		/* the rate is over the run until stop, not the sessions' exit */
-		r.run_s = (double)(now_ns() - t) / 1e9;
-		__atomic_store_n(&ctl->stop, 1, __ATOMIC_RELEASE);
-		futex_wake(&ctl->stop, INT_MAX);
-		if (ok) {
-			ok = wait_arrived(ctl, PH_RUN, c.sessions,
-					  now_ns() + teardown_s * 1000000000ull);
-			if (__atomic_load_n(&ctl->arrived[PH_RUN], __ATOMIC_ACQUIRE) < c.sessions) {
-				fail("%" PRIu64 " of %" PRIu64 " sessions did not report within %" PRIu64
-				     " s of the stop", c.sessions - ctl->arrived[PH_RUN], c.sessions,
-				     teardown_s);
-				ok = false;
-			}
-		}
-		r.stop_s = (double)(now_ns() - t) / 1e9 - r.run_s;
+	fleet_abort(&fleet);
+}
+
+/* Reap every child, bounded by --teardown-timeout-s; SIGKILL, list the stuck. */
+static void reap_all(bool ok)
+{
+	uint64_t td_end = now_ns() + c.teardown_timeout_s * NS;
+	char when[64];
+
+	snprintf(when, sizeof(when), "%" PRIu64 " s after teardown began", c.teardown_timeout_s);
+	if (!ok) {
+		/* a session that died may hold a latch the others wait on: SIGKILL */
+		abort_run();
+		fleet_stop(&fleet, td_end, when);
+	} else if (!fleet_wait_exit(&fleet, td_end)) {
+		/* every session reported: they exit on their own, or are stuck */
+		fleet_stop(&fleet, now_ns() + 2 * NS, when);
 	}
+	if (fleet.n_aborted)
+		note("%" PRIu64 " processes ended by the abort", fleet.n_aborted);
+}
 
-	uint64_t td_end = now_ns() + teardown_s * 1000000000ull;
-
-	if (ok) {
-		/* every session reported: they exit on their own */
-		if (!reap_until(td_end))
-			kill_all(now_ns() + 2000000000ull);
-	} else {
-		/* the cause first, before what the abort does to the children */
-		if (got_signal)
-			fail("interrupted by signal %d", (int)got_signal);
-		else if (!failures.n)
-			fail("aborted");
-		/* interrupted while running: let the sessions report (2 s) */
-		if (__atomic_load_n(&ctl->phase, __ATOMIC_ACQUIRE) == PH_RUN) {
-			uint64_t end = now_ns() + 2000000000ull;
-
-			__atomic_store_n(&ctl->stop, 1, __ATOMIC_RELEASE);
-			futex_wake(&ctl->stop, INT_MAX);
-			/* those that failed will never report */
-			while (__atomic_load_n(&ctl->arrived[PH_RUN], __ATOMIC_ACQUIRE) +
-			       nsess_failed < npids && now_ns() < end) {
-				usleep(10000);
-				reap();
-			}
-		}
-		aborting = true;
-		set_phase(ctl, PH_ABORT);
-		kill_all(td_end);
-		if (n_aborted)
-			note("%" PRIu64 " processes ended by the abort", n_aborted);
-	}
-
+/* The segment gone: PageTables, the pools, the counters, the kernel log. */
+static void teardown_checks(bool ok)
+{
 	seg_destroy(&c, &s);
-	r.pt_teardown = pagetables();
+	r.pt_teardown = fleet_meminfo_settled("PageTables");
 	/* pages of exited sessions are freed synchronously; allow a short grace */
-	for (int tries = 0; tries < 50; tries++) {
-		bool all = true;
-
-		for (int i = 0; i < hp_n; i++) {
-			if (hp_read(HP_SYSFS, hp_size[i], &r.hp_after[i]))
-				memset(&r.hp_after[i], 0, sizeof(r.hp_after[i]));
-			r.hp_returned[i] = r.hp_after[i].free == hp_before[i].free &&
-					   r.hp_after[i].rsvd == hp_before[i].rsvd &&
-					   r.hp_after[i].nr == hp_before[i].nr;
-			all &= r.hp_returned[i];
-		}
-		if (all)
-			break;
-		usleep(20000);
-	}
+	fleet_hp_wait(HP_SYSFS, hp_n, hp_size, hp_before, r.hp_after, r.hp_returned, 1000);
 	for (int i = 0; i < hp_n; i++)
 		if (!r.hp_returned[i])
 			fail("huge pages of size %" PRIu64 " not returned: free %" PRIu64 " -> %" PRIu64
@@ -745,7 +592,6 @@ int main(int argc, char **argv)
 			     hp_before[i].rsvd, r.hp_after[i].rsvd, hp_before[i].nr, r.hp_after[i].nr);
 	vmstat_read(&r.vm_after);
 	kmsg_poll(&k);
-
 	if (ctl->verify_errors)
 		fail("%" PRIu64 " data verification errors (%s)", ctl->verify_errors, ctl->verify_msg);
 	if (ctl->op_errors)
@@ -758,33 +604,56 @@ int main(int argc, char **argv)
 		fail("kernel log: %u findings (see kernel_log.excerpt)", k.findings);
 	if (ok && ctl->sessions_done != c.sessions)
 		fail("only %" PRIu64 " of %" PRIu64 " sessions finished", ctl->sessions_done, c.sessions);
+}
 
+/* The JSON document; the exit code. */
+static int write_report(void)
+{
 	/* error: interrupted (SIGINT/TERM/HUP); fail: any check or process */
+	int rc = got_signal ? 128 + got_signal : failures.n ? 1 : 0;
+	FILE *out;
+
 	r.status = got_signal ? "error" : failures.n ? "fail" : "ok";
 	utc_now_iso(r.finished, sizeof(r.finished));
-
-	int rc = got_signal ? 128 + got_signal : failures.n ? 1 : 0;
-
 	out = outfile_begin(&outf);
 	if (!out) {
 		fprintf(stderr, "shmdb: --out %s: %s: no JSON written\n", c.out, strerror(errno));
-		rc = rc ? rc : 1;
-	} else {
-		bool werr;
-
-		r.hp_n = hp_n;
-		memcpy(r.hp_size, hp_size, sizeof(hp_size));
-		memcpy(r.hp_before, hp_before, sizeof(hp_before));
-		r.failures = &failures;
-		r.stuck = &stuck;
-		werr = report_json(out, &c, &s, ctl, &r, &k);
-
-		if (outfile_end(&outf, out, !werr)) {
-			fprintf(stderr, "shmdb: error writing the JSON document%s%s\n",
-				c.out ? " to " : "", c.out ? c.out : "");
-			rc = rc ? rc : 1;
-		}
+		return rc ? rc : 1;
 	}
+	r.hp_n = hp_n;
+	memcpy(r.hp_size, hp_size, sizeof(hp_size));
+	memcpy(r.hp_before, hp_before, sizeof(hp_before));
+	r.failures = &failures;
+	r.stuck = &stuck;
+	if (outfile_end(&outf, out, !report_json(out, &c, &s, ctl, &r, &k))) {
+		fprintf(stderr, "shmdb: error writing the JSON document%s%s\n",
+			c.out ? " to " : "", c.out ? c.out : "");
+		rc = rc ? rc : 1;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	char err[512];
+	bool ok;
+	int rc;
+
+	parse_and_check(argc, argv);
+	measure_setup();
+	make_ctl();
+	if (seg_create(&c, &s, err, sizeof(err)))
+		bad("%s", err);
+	/* from here on every exit path writes the JSON */
+	if (c.prefault && !got_signal)
+		prefault();
+	r.pt_start = fleet_meminfo_settled("PageTables");
+	r.mem_free_start = meminfo_once("MemFree");
+	start_sessions();
+	ok = attach_phase() && run_phase();
+	reap_all(ok);
+	teardown_checks(ok);
+	rc = write_report();
 	note("status %s: %" PRIu64 " transactions in %.2f s, %d failures", r.status,
 	     ctl->txns, r.run_s, failures.n);
 	kmsg_close(&k);

@@ -32,13 +32,11 @@
 #include "fastclock.h"
 #include "futex.h"
 #include "rng.h"
+#include "fleet.h"
 #include "shmdb.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
 #endif
 
 
@@ -93,21 +91,17 @@ static void session_fail(struct ctl *ctl, const char *msg)
 	_exit(3);
 }
 
-/* No polling of the parent: PR_SET_PDEATHSIG ends us with the coordinator. */
+/* No polling of the parent: PR_SET_PDEATHSIG ends us with the coordinator.
+ * The coordinator's abort (lib/fleet.h) ends a waiting session at once. */
 static void wait_phase(struct ctl *ctl, uint32_t want)
 {
-	uint32_t p;
-
-	while ((p = __atomic_load_n(&ctl->phase, __ATOMIC_ACQUIRE)) < want)
-		futex_wait(&ctl->phase, p, -1);
-	if (p == PH_ABORT)
-		_exit(5);
+	if (!fleet_await(ctl->fleet, want))
+		_exit(FLEET_EXIT_ABORT);
 }
 
-static void arrive(struct ctl *ctl, int ph, uint64_t n)
+static void arrive(struct ctl *ctl, int ph, unsigned int id)
 {
-	if (__atomic_add_fetch(&ctl->arrived[ph], 1, __ATOMIC_ACQ_REL) == n)
-		futex_wake(&ctl->arrived[ph], INT_MAX);
+	fleet_arrive(ctl->fleet, id, ph);
 }
 
 static void wait_loss_done(struct ctl *ctl)
@@ -118,35 +112,38 @@ static void wait_loss_done(struct ctl *ctl)
 		nanosleep(&ts, NULL);
 }
 
+/*
+ * 4 KiB pages: MADV_POPULATE_READ per 2 MiB chunk, each timed.  READ: on
+ * shmem a read fault maps up to 16 pages around the address (fault-around)
+ * with writable PTEs (no dirty tracking on shmem): the same page tables as
+ * WRITE with 1/16 of the faults, which matters under TCG.  false: a kernel
+ * before 5.14 (no MADV_POPULATE_READ), the caller touches the pages.
+ */
+static bool populate_all(const struct cfg *c, struct ctl *ctl, char *base)
+{
+	const uint64_t chunk = 2ull << 20;
+
+	for (uint64_t off = 0; off < c->size; off += chunk) {
+		uint64_t len = c->size - off < chunk ? c->size - off : chunk;
+		uint64_t t0 = fast_ns();
+
+		if (madvise(base + off, len, MADV_POPULATE_READ)) {
+			if (off == 0 && errno == EINVAL)
+				return false;   /* kernel < 5.14 */
+			session_fail(ctl, "madvise(MADV_POPULATE_READ) failed");
+		}
+		hist_insert(&L.first_touch, fast_ns() - t0);
+	}
+	__atomic_fetch_add(&ctl->populate_used, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
 /* Fault every page of the segment once; first write to each page timed. */
 static void fault_all(const struct cfg *c, struct ctl *ctl, char *base,
 		      unsigned int id)
 {
-	if (c->page_size == 4096 && c->populate) {
-		const uint64_t chunk = 2ull << 20;
-
-		for (uint64_t off = 0; off < c->size; off += chunk) {
-			uint64_t len = c->size - off < chunk ? c->size - off : chunk;
-			uint64_t t0 = fast_ns();
-
-			/*
-			 * READ: on shmem a read fault maps up to 16 pages
-			 * around the address (fault-around) with writable PTEs
-			 * (no dirty tracking on shmem): the same page tables
-			 * as WRITE with 1/16 of the faults, which matters
-			 * under TCG.
-			 */
-			if (madvise(base + off, len, MADV_POPULATE_READ)) {
-				if (off == 0 && errno == EINVAL)
-					goto touch;     /* kernel < 5.14 */
-				session_fail(ctl, "madvise(MADV_POPULATE_READ) failed");
-			}
-			hist_insert(&L.first_touch, fast_ns() - t0);
-		}
-		__atomic_fetch_add(&ctl->populate_used, 1, __ATOMIC_RELAXED);
+	if (c->page_size == 4096 && c->populate && populate_all(c, ctl, base))
 		return;
-	}
-touch:;
 	/*
 	 * Each session starts its sweep at its own page: sessions that all
 	 * walked the pages in the same order would queue behind one another on
@@ -185,13 +182,6 @@ static uint64_t buf_offset(const struct cfg *c, uint64_t i)
 }
 
 /* Buffers transactions choose from (see buf_offset). */
-uint64_t session_buffers(const struct cfg *c)
-{
-	if (!c->sparse)
-		return c->size / c->buffer_size;
-	return seg_touch_pages(c) * (c->page_size / c->buffer_size);
-}
-
 enum dbbuf_state session_verify(const struct ctl *ctl, const volatile uint64_t *w,
 				size_t nw, uint64_t idx, uint64_t slot,
 				uint64_t *ver, char *msg, size_t len)
@@ -217,11 +207,6 @@ enum dbbuf_state session_verify(const struct ctl *ctl, const volatile uint64_t *
 	return DBBUF_BAD;
 }
 
-/*
- * One transaction.  *tprev is the end of the previous one (closed loop: the
- * next transaction starts right away), so two clock reads per transaction:
- * after the first access to the buffer and at the end.
- */
 /* Minor faults of this process so far (sessions are single-threaded). */
 static long minflt(void)
 {
@@ -231,124 +216,181 @@ static long minflt(void)
 	return ru.ru_minflt;
 }
 
-static void txn(const struct cfg *c, struct ctl *ctl, char *base,
-		uint64_t *rng, size_t nw, uint64_t nbuf, uint64_t *tprev)
+/*
+ * The transaction in progress.  What must survive the SIGBUS siglongjmp
+ * lives here, in static (process-local) memory, not in automatic variables
+ * a longjmp leaves indeterminate: no volatile locals.
+ */
+static struct {
+	uint64_t slot, idx, ver, wver;
+	volatile uint64_t *w;
+	uint32_t *lat;
+	bool wr, locked;
+	bool rewrite;                   /* our own write was disrupted */
+	uint64_t s0;                    /* ctl->op_seq at the start */
+	uint32_t op0;                   /* ctl->op_cur at the start */
+	uint64_t t0, t1;                /* start, first access */
+	long mf0;                       /* --count-faults: minor faults at tf0 */
+	uint64_t tf0, excl;             /* its start; getrusage time inside [t0, t2] */
+	bool faulted;
+} T;
+
+enum { TXN_DONE, TXN_RETRY, TXN_WRITE };
+
+static void txn_begin(const struct cfg *c, struct ctl *ctl, char *base, uint64_t *rng,
+		      uint64_t nbuf, uint64_t tprev)
 {
-	uint64_t r = rng_next(rng), slot = (r >> 8) % nbuf;
-	uint64_t idx = buf_offset(c, slot) / c->buffer_size;
-	bool wr = (r & 0xff) * 100 < c->write_pct * 256;
-	volatile uint64_t *w = (volatile uint64_t *)(base + idx * c->buffer_size);
-	uint32_t *lat = &ctl->latch[idx % NLATCH];
-	uint64_t s0 = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
-	volatile uint32_t op0 = __atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
-	volatile bool locked = false;
-	volatile bool rewrite = false;  /* our own write was disrupted */
-	volatile uint64_t wver = 0;
-	volatile uint64_t t0 = *tprev, t1 = 0;
-	uint64_t ver, ls;
-	enum dbbuf_state vr;
-	char msg[sizeof(ctl->verify_msg)];
-	volatile long mf0 = 0;
-	volatile uint64_t tf0 = 0;
-	volatile bool faulted = false;
+	uint64_t r = rng_next(rng);
 
-	volatile uint64_t excl = 0;     /* getrusage time inside [t0, t2] */
-
+	memset(&T, 0, sizeof(T));
+	T.slot = (r >> 8) % nbuf;
+	T.idx = buf_offset(c, T.slot) / c->buffer_size;
+	T.wr = (r & 0xff) * 100 < c->write_pct * 256;
+	T.w = (volatile uint64_t *)(base + T.idx * c->buffer_size);
+	T.lat = &ctl->latch[T.idx % NLATCH];
+	T.s0 = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
+	T.op0 = __atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
+	T.t0 = tprev;
 	if (c->count_faults) {
 		/*
 		 * getrusage() is kept out of every timed window: the transaction
 		 * starts after this call (t0 = tf0), and the second call, after
 		 * the first access, is subtracted (excl).
 		 */
-		mf0 = minflt();
-		tf0 = fast_ns();
-		t0 = tf0;
+		T.mf0 = minflt();
+		T.tf0 = fast_ns();
+		T.t0 = T.tf0;
 	}
+}
 
-	if (sigsetjmp(jb, 0)) {
-		/* SIGBUS: the file was shrunk under us; wait until it regrows */
-		L.sigbus++;
-		if (wver)
-			rewrite = true;
-		wait_loss_done(ctl);
+/* The first access (may fault); only the first counts (the buffer is in one page). */
+static void txn_first_access(const struct cfg *c)
+{
+	(void)T.w[0];
+	if (T.t1)
+		return;
+	T.t1 = fast_ns();
+	if (c->count_faults) {
+		T.faulted = minflt() != T.mf0;
+		T.excl = fast_ns() - T.t1;
 	}
-	jb_armed = 1;
-	(void)w[0];                     /* first access: may fault */
-	if (!t1) {
-		t1 = fast_ns();
-		/* only the first access counts (the buffer is in one page) */
-		if (c->count_faults) {
-			faulted = minflt() != mf0;
-			excl = fast_ns() - t1;
-		}
-	}
-	if (!locked) {
-		latch_lock(lat);
-		locked = true;
-	}
-	for (;;) {
-		ls = __atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE);
-		if (rewrite)
-			goto write;     /* may be torn by the disruption: no verify */
-		vr = session_verify(ctl, w, nw, idx, slot, &ver, msg, sizeof(msg));
-		if (vr == DBBUF_BAD) {
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
-			if ((ls & 1) || __atomic_load_n(&ctl->loss_seq,
-							 __ATOMIC_ACQUIRE) != ls) {
-				L.retries++;
-				wait_loss_done(ctl);
-				continue;
-			}
-			if (L.verify_errors++ == 0 &&
-			    !__atomic_exchange_n(&ctl->verify_msg_taken, 1, __ATOMIC_RELAXED))
-				memcpy(ctl->verify_msg, msg, sizeof(msg));
-			break;
-		}
-		if (vr == DBBUF_ZERO)
-			L.resets++;
-		if (!wr)
-			break;
-		wver = ver + 1;
-write:
-		dbbuf_fill(w, nw, idx, wver);
-		/* stores visible before we check that no data loss overlapped */
+}
+
+/* Verify under the latch: TXN_RETRY while a punch or truncate overlapped. */
+static int txn_verify(struct ctl *ctl, size_t nw, uint64_t ls)
+{
+	char msg[sizeof(ctl->verify_msg)];
+	enum dbbuf_state vr = session_verify(ctl, T.w, nw, T.idx, T.slot, &T.ver,
+					     msg, sizeof(msg));
+
+	if (vr == DBBUF_BAD) {
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE) == ls && !(ls & 1)) {
-			ctl->committed[slot] = (uint32_t)wver;
-			break;
+		if ((ls & 1) || __atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE) != ls) {
+			L.retries++;
+			wait_loss_done(ctl);
+			return TXN_RETRY;
 		}
-		L.retries++;
-		rewrite = true;
-		wait_loss_done(ctl);
+		if (L.verify_errors++ == 0 &&
+		    !__atomic_exchange_n(&ctl->verify_msg_taken, 1, __ATOMIC_RELAXED))
+			memcpy(ctl->verify_msg, msg, sizeof(msg));
+		return TXN_DONE;
 	}
-	latch_unlock(lat);
-	jb_armed = 0;
+	if (vr == DBBUF_ZERO)
+		L.resets++;
+	return T.wr ? TXN_WRITE : TXN_DONE;
+}
 
+/* Write version T.wver and commit it; false: a data loss overlapped, again. */
+static bool txn_write(struct ctl *ctl, size_t nw, uint64_t ls)
+{
+	dbbuf_fill(T.w, nw, T.idx, T.wver);
+	/* stores visible before we check that no data loss overlapped */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE) == ls && !(ls & 1)) {
+		ctl->committed[T.slot] = (uint32_t)T.wver;
+		return true;
+	}
+	L.retries++;
+	T.rewrite = true;
+	wait_loss_done(ctl);
+	return false;
+}
+
+/* Verify, then for a write the next version; a disrupted own write is
+ * written again without a verify (it may be torn). */
+static void txn_locked(struct ctl *ctl, size_t nw)
+{
+	for (;;) {
+		uint64_t ls = __atomic_load_n(&ctl->loss_seq, __ATOMIC_ACQUIRE);
+
+		if (!T.rewrite) {
+			int v = txn_verify(ctl, nw, ls);
+
+			if (v == TXN_RETRY)
+				continue;
+			if (v == TXN_DONE)
+				return;
+			T.wver = T.ver + 1;
+		}
+		if (txn_write(ctl, nw, ls))
+			return;
+	}
+}
+
+/* The latencies, also per disruption op when one ran during the transaction. */
+static void txn_record(struct ctl *ctl, uint64_t *tprev)
+{
 	uint64_t t2 = fast_ns();
-
-	*tprev = t2;
 	uint64_t s1 = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
 
-	hist_insert(&L.txn, t2 - t0 - excl);
-	hist_insert(&L.access, t1 - t0);
-	if (faulted)
-		hist_insert(&L.faulting, t1 - tf0);
-	if ((s0 & 1) || s1 != s0) {
-		uint32_t op = (s0 & 1) ? op0 :
-			__atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
+	*tprev = t2;
+	hist_insert(&L.txn, t2 - T.t0 - T.excl);
+	hist_insert(&L.access, T.t1 - T.t0);
+	if (T.faulted)
+		hist_insert(&L.faulting, T.t1 - T.tf0);
+	if ((T.s0 & 1) || s1 != T.s0) {
+		uint32_t op = (T.s0 & 1) ? T.op0 : __atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
 
 		if (op < NOPS) {
-			hist_insert(&L.dis_txn[op], t2 - t0 - excl);
-			hist_insert(&L.dis_access[op], t1 - t0);
-			if (faulted)
-				hist_insert(&L.dis_faulting[op], t1 - tf0);
+			hist_insert(&L.dis_txn[op], t2 - T.t0 - T.excl);
+			hist_insert(&L.dis_access[op], T.t1 - T.t0);
+			if (T.faulted)
+				hist_insert(&L.dis_faulting[op], T.t1 - T.tf0);
 		}
 	}
 	L.txns++;
-	if (wr)
+	if (T.wr)
 		L.writes++;
 	else
 		L.reads++;
+}
+
+/*
+ * One transaction.  *tprev is the end of the previous one (closed loop: the
+ * next transaction starts right away), so two clock reads per transaction:
+ * after the first access to the buffer and at the end.
+ */
+static void txn(const struct cfg *c, struct ctl *ctl, char *base,
+		uint64_t *rng, size_t nw, uint64_t nbuf, uint64_t *tprev)
+{
+	txn_begin(c, ctl, base, rng, nbuf, *tprev);
+	if (sigsetjmp(jb, 0)) {
+		/* SIGBUS: the file was shrunk under us; wait until it regrows */
+		L.sigbus++;
+		if (T.wver)
+			T.rewrite = true;
+		wait_loss_done(ctl);
+	}
+	jb_armed = 1;
+	txn_first_access(c);
+	if (!T.locked) {
+		latch_lock(T.lat);
+		T.locked = true;
+	}
+	txn_locked(ctl, nw);
+	latch_unlock(T.lat);
+	jb_armed = 0;
+	txn_record(ctl, tprev);
 }
 
 static void publish(struct ctl *ctl)
@@ -372,12 +414,10 @@ static void publish(struct ctl *ctl)
 	__atomic_fetch_add(&ctl->sessions_done, 1, __ATOMIC_RELEASE);
 }
 
-void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
-		  unsigned int id)
+/* Signals and the process-local state (now, so the baseline includes it). */
+static void session_init(struct ctl *ctl)
 {
 	struct sigaction sa;
-	uint64_t rng = rng_seed(c->seed, (uint64_t)id + 1);
-	char *base;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != ctl->coordinator)
@@ -387,8 +427,6 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigaction(SIGBUS, &sa, NULL);
 	signal(SIGINT, SIG_IGN);        /* the coordinator handles ^C */
-
-	/* Process-local state now, so the baseline includes it. */
 	hist_init(&L.first_touch);
 	hist_init(&L.txn);
 	hist_init(&L.access);
@@ -399,31 +437,73 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 		hist_init(&L.dis_faulting[i]);
 	}
 	(void)fast_ns();
+}
 
-	arrive(ctl, PH_INIT, c->sessions);
-	wait_phase(ctl, PH_ATTACH);
-
+/* Attach (or inherit) and fault the segment, timed; its address. */
+static char *session_attach(const struct cfg *c, const struct seg *s, struct ctl *ctl,
+			    unsigned int id)
+{
 	uint64_t t0 = fast_ns(), cpu0 = thread_cpu_ns();
+	struct hist h, hc;
+	char *base = s->addr;
 
 	if (c->attach == A_ATTACH) {
 		base = seg_map_at(c, s, s->addr);
 		if (!base)
 			session_fail(ctl, "session could not attach the segment at its address");
-	} else {
-		base = s->addr;
 	}
 	fault_all(c, ctl, base, id);
-	{
-		struct hist h, hc;
+	hist_init(&h);
+	hist_insert(&h, fast_ns() - t0);
+	hist_init(&hc);
+	hist_insert(&hc, thread_cpu_ns() - cpu0);
+	hist_merge_atomic(&ctl->attach, &h);
+	hist_merge_atomic(&ctl->attach_cpu, &hc);
+	return base;
+}
 
-		hist_init(&h);
-		hist_insert(&h, fast_ns() - t0);
-		hist_init(&hc);
-		hist_insert(&hc, thread_cpu_ns() - cpu0);
-		hist_merge_atomic(&ctl->attach, &h);
-		hist_merge_atomic(&ctl->attach_cpu, &hc);
+/* A mapper only (--active): sleep until the stop or the deadline. */
+static void mapper_sleep(struct ctl *ctl, uint64_t deadline)
+{
+	while (!__atomic_load_n(&ctl->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t now = fast_ns();
+
+		if (deadline && now >= deadline)
+			break;
+		futex_wait(&ctl->stop, 0, deadline ? (long)((deadline - now) / 1000000 + 1) : -1);
 	}
-	arrive(ctl, PH_ATTACH, c->sessions);
+}
+
+/* Transactions until the stop, --txn-count or the deadline. */
+static void session_run(const struct cfg *c, struct ctl *ctl, char *base, unsigned int id)
+{
+	uint64_t rng = rng_seed(c->seed, (uint64_t)id + 1);
+	size_t nw = c->buffer_size / 8;
+	uint64_t nbuf = session_buffers(c);
+	uint64_t tprev = fast_ns();
+	uint64_t deadline = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);
+
+	if (c->active && id >= c->active) {
+		mapper_sleep(ctl, deadline);
+		return;
+	}
+	/* stop on our own at the deadline: the coordinator may not get the CPU */
+	while (!__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) &&
+	       (!c->txn_count || L.txns < c->txn_count) &&
+	       (!deadline || tprev < deadline))
+		txn(c, ctl, base, &rng, nw, nbuf, &tprev);
+}
+
+void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
+		  unsigned int id)
+{
+	char *base;
+
+	session_init(ctl);
+	arrive(ctl, PH_INIT, id);
+	wait_phase(ctl, PH_ATTACH);
+	base = session_attach(c, s, ctl, id);
+	arrive(ctl, PH_ATTACH, id);
 	if (id == 0) {
 		/* test-only hook (README.md): a session that never exits */
 		const char *e = getenv("HUGELAB_TEST_STUCK_SESSION");
@@ -433,61 +513,8 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 				pause();
 	}
 	wait_phase(ctl, PH_RUN);
-
-	size_t nw = c->buffer_size / 8;
-	uint64_t nbuf = session_buffers(c);
-
-	uint64_t tprev = fast_ns();
-	uint64_t deadline = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);
-
-	/* a mapper only (--active): sleep until the stop or the deadline */
-	if (c->active && id >= c->active) {
-		while (!__atomic_load_n(&ctl->stop, __ATOMIC_ACQUIRE)) {
-			uint64_t now = fast_ns();
-
-			if (deadline && now >= deadline)
-				break;
-			futex_wait(&ctl->stop, 0,
-				   deadline ? (long)((deadline - now) / 1000000 + 1) : -1);
-		}
-	}
-	/* stop on our own at the deadline: the coordinator may not get the CPU */
-	while ((!c->active || id < c->active) &&
-	       !__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) &&
-	       (!c->txn_count || L.txns < c->txn_count) &&
-	       (!deadline || tprev < deadline))
-		txn(c, ctl, base, &rng, nw, nbuf, &tprev);
-
+	session_run(c, ctl, base, id);
 	publish(ctl);
-	arrive(ctl, PH_RUN, c->sessions);
-	_exit(0);
-}
-
-/*
- * Fill the segment before the sessions start (default): a short-lived
- * process write-faults every page, so the page cache holds zeroed pages and
- * exits, freeing its page tables.  Sessions then attach to an initialised
- * segment, as database sessions do, and the attach phase measures mapping
- * existing pages, not zeroing new ones (slow under TCG: ~15 s per GiB).
- */
-void prefault_main(const struct cfg *c, const struct seg *s, const struct ctl *ctl)
-{
-	char *base;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != ctl->coordinator)
-		_exit(4);
-	signal(SIGINT, SIG_IGN);        /* the coordinator handles ^C */
-	/* --map private: fill the page cache through a shared mapping */
-	base = c->priv ? seg_map_shared(c, s) :
-	       c->attach == A_FORK ? s->addr : seg_map_at(c, s, NULL);
-	if (!base)
-		_exit(3);
-	if (c->page_size == 4096 &&
-	    madvise(base, c->size, MADV_POPULATE_WRITE) == 0)
-		_exit(0);
-	for (uint64_t i = 0, n = seg_touch_pages(c); i < n; i++)
-		__atomic_fetch_add((uint64_t *)(base + seg_touch_offset(c, i)), 0,
-				   __ATOMIC_RELAXED);
+	arrive(ctl, PH_RUN, id);
 	_exit(0);
 }

@@ -121,11 +121,27 @@ static void test_empty_result_path(void **state)
 	check_refused(rows, sizeof(rows) / sizeof(rows[0]));
 }
 
+/* issue 33: a --path that is no hugetlbfs mount is named as such, before
+ * the pool is looked at ("pool too small" on a host without huge pages) */
+static void test_racer_path_not_hugetlbfs(void **state)
+{
+	static const struct row rows[] = {
+		{ "racer", { "--path", "/tmp", NULL },
+		  "--path /tmp: not a hugetlbfs mount of --page-size" },
+		{ "racer", { "--path", "/nonexistent-hugelab", NULL },
+		  "--path /nonexistent-hugelab: No such file or directory" },
+	};
+
+	(void)state;
+	check_refused(rows, sizeof(rows) / sizeof(rows[0]));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_racer_ops),
 		cmocka_unit_test(test_empty_result_path),
+		cmocka_unit_test(test_racer_path_not_hugetlbfs),
 	};
 	const char *slash = strrchr(argv[0], '/');
 

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -26,6 +27,14 @@
 #define SMALL "--backing memfd --page-size 4K --size 8M --sessions 4 --quiet"
 
 static char dir[64];
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 /* Run forktouch with args; stdout to dir/stdout; exit code (128+N). */
 static int run(const char *args, bool wait_exit, pid_t *pid)
@@ -167,6 +176,44 @@ static void test_processes_die_with_forktouch(void **state)
 	}
 }
 
+/*
+ * Issue 30: a process that dies before every process is ready (here: killed
+ * from outside while forktouch still forks) aborts the run at once, not
+ * after the whole --teardown-timeout-s, and is reported as having died
+ * early, never as "stuck" (the lab reads stuck as a kernel hang).
+ */
+static void test_early_death_aborts_at_once(void **state)
+{
+	pid_t p, kids[64];
+	int n = 0, st;
+	double t0;
+	char *j;
+
+	(void)state;
+	run("--backing memfd --page-size 4K --size 8M --sessions 1500 "
+	    "--teardown-timeout-s 8", false, &p);
+	for (int i = 0; i < 500 && n < 20; i++) {
+		usleep(10000);
+		n = children_of(p, kids, 64);
+	}
+	assert_true(n >= 20);
+	t0 = now_s();
+	kill(kids[n - 1], SIGKILL);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 1);
+	/* 8.1 s before: the others waited for a start that never came */
+	if (now_s() - t0 > 5)
+		fail_msg("forktouch took %.1f s to end after the early death", now_s() - t0);
+	j = out();
+	assert_non_null(strstr(j, "\"status\": \"fail\""));
+	/* named as what it is: "died before it could ..." or, when it was
+	 * ready already, "process I (pid P) killed by signal 9" */
+	assert_non_null(strstr(j, "killed by signal 9"));
+	assert_non_null(strstr(j, "\"stuck\": {\n    \"count\": 0"));
+	assert_null(strstr(j, "exit status 5"));
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -189,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_run_writes_the_document),
 		cmocka_unit_test(test_bad_input_no_document),
 		cmocka_unit_test(test_processes_die_with_forktouch),
+		cmocka_unit_test(test_early_death_aborts_at_once),
 	};
 
 	return cmocka_run_group_tests_name("forktouch_run", tests, setup, teardown);

@@ -44,6 +44,9 @@ static void test_bad_inputs(void **state)
 		{ "--addr 0x", "--addr: bad value" },
 		{ "--bogus", "unknown option --bogus" },
 		{ "--json", "option --json needs a value" },
+		/* issue 33: inside a short-option cluster, the option (not "5") */
+		{ "--procs 5 -xy", "unknown option -x (see --help)" },
+		{ "--procs 5 -hx", "unknown option -x (see --help)" },
 		{ "--json=", "--json: empty path (a file name, or - for stdout)" },
 		{ "--check --json=", "--json: empty path" },
 		{ "extra", "unexpected argument 'extra'" },

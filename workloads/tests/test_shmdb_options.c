@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cmocka tests: shmdb option parsing and checks (shmdb/options.c), the
+ * cmocka tests: shmdb option parsing and checks (lib/segopts.c), the
  * --check needs and guest-shape comparison (lib/needs.c), table-driven.
  * Every input of issue 12 that hung or misreported is a row here.
  */
@@ -77,6 +77,13 @@ static void test_bad_inputs(void **state)
 		/* one line for an unknown option or a missing value */
 		{ "--bogus", "unknown option --bogus" },
 		{ "--size", "option --size needs a value" },
+		/* issue 33: inside a short-option cluster, the option (not "5") */
+		{ "--sessions 5 -xy", "unknown option -x (see --help)" },
+		{ "--sessions 5 -x", "unknown option -x (see --help)" },
+		{ "--quiet -qz", "unknown option -q (see --help)" },
+		{ "--quiet=1", "unknown option --quiet=1" },
+		/* issue 33: 0 was silently the default */
+		{ "--disrupt-len 0 --backing memfd --disrupt punch", "--disrupt-len 0: must be positive" },
 		{ "stray", "unexpected argument 'stray'" },
 		{ "--hugetlbfs-dir /mnt --backing shm", "--hugetlbfs-dir is only used with --backing hugetlbfs" },
 		{ "--hugetlbfs-dir /mnt --backing memfd --page-size 4K", "(here: memfd)" },
@@ -187,6 +194,14 @@ static void test_needs_and_shapes(void **state)
 		  "unknown or repeated key 'cpus'" },
 		{ "", "mem_mib=3072,hugepages_2m=x,hugepages_1g=0,vcpus=2", 512, 0, 101,
 		  "hugepages_2m='x'" },
+		/* issue 33: values were cut at 31 characters (this read as 0) and a
+		 * trailing comma was accepted */
+		{ "", "mem_mib=3072,hugepages_2m=0000000000000000000000000000000512,hugepages_1g=0,vcpus=2",
+		  512, 0, 101, NULL },
+		{ "", "mem_mib=3072,hugepages_2m=00000000000000000000000000000000511,hugepages_1g=0,vcpus=2",
+		  512, 0, 101, "512 free 2M" },
+		{ "", "mem_mib=3072,hugepages_2m=600,hugepages_1g=0,vcpus=2,", 512, 0, 101,
+		  "--guest-shape: trailing comma" },
 		{ "", "mem_mib=1000,hugepages_2m=600,hugepages_1g=0,vcpus=2", 512, 0, 101,
 		  "cannot hold its huge page pools" },
 		/* sparse 1 TiB: one page per slot; 1,000 unshared skewed sessions

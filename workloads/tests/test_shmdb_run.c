@@ -382,6 +382,43 @@ static void test_committed_versions_clean_under_loss(void **state)
 	assert_true(strtoull(r + strlen("\"resets\":"), NULL, 10) > 0);
 }
 
+/*
+ * Issue 30: a session stopped before it attaches (SIGSTOP while the
+ * sessions start) no longer holds shmdb (it ran past 12 s, with no bound):
+ * the ready/attach waits end --teardown-timeout-s after the last arrival,
+ * the failure names the session that did not arrive.
+ */
+static void test_stopped_session_bounded(void **state)
+{
+	char args[512], out[160], pidstr[32];
+	pid_t p, kids[64];
+	double t0;
+	int n;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/stopped.json", dir);
+	snprintf(args, sizeof(args),
+		 "--backing memfd --page-size 4K --size 8M --sessions 300 --quiet"
+		 " --duration 1 --teardown-timeout-s 2 --out %s", out);
+	p = start(args, NULL);
+	wait_children(p, 5);
+	n = children_of(p, kids, 64);
+	assert_true(n >= 5);
+	kill(kids[0], SIGSTOP);
+	t0 = now_s();
+	assert_int_equal(finish(p, 30), 1);
+	if (now_s() - t0 > 10)
+		fail_msg("shmdb took %.1f s with a stopped session", now_s() - t0);
+	char *j = squash(slurp(out));
+
+	assert_non_null(strstr(j, "\"status\":\"fail\""));
+	assert_non_null(strstr(j, "1 of 300 processes did not "));
+	snprintf(pidstr, sizeof(pidstr), "(pid %d)", (int)kids[0]);
+	assert_non_null(strstr(j, pidstr));
+	assert_non_null(strstr(j, "\"stuck\":{\"count\":0,"));
+	assert_int_equal(children_of(p, kids, 64), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -461,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_disruptor_interval_bounded),
 		cmocka_unit_test(test_committed_versions_clean_under_loss),
 		cmocka_unit_test(test_sessions_die_with_coordinator),
+		cmocka_unit_test(test_stopped_session_bounded),
 	};
 
 	return cmocka_run_group_tests_name("shmdb_run", tests, setup, teardown);

@@ -8,17 +8,20 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "shmdb.h"
+#include "opts.h"
+#include "segment.h"
 
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
@@ -214,79 +217,73 @@ int seg_unmap(const struct cfg *c, char *p)
 	return munmap(p, c->size);
 }
 
+/* The SysV segment, the hugetlbfs file or the memfd (anon: nothing yet). */
+static int seg_object(const struct cfg *c, struct seg *s, char *err, size_t errlen)
+{
+	int shmfl = IPC_CREAT | IPC_EXCL | 0600;
+	unsigned int mfdfl = MFD_CLOEXEC;
+
+	switch (c->backing) {
+	case B_SHM:
+		if (huge(c))
+			shmfl |= SHM_HUGETLB | (log2u(c->page_size) << SHM_HUGE_SHIFT);
+		if (c->sparse)
+			shmfl |= SHM_NORESERVE;
+		s->shmid = shmget(IPC_PRIVATE, c->size, shmfl);
+		if (s->shmid < 0)
+			BAD("shmget(%llu bytes): %s", (unsigned long long)c->size, strerror(errno));
+		return 0;
+	case B_HUGETLBFS:
+		s->fd = open_hugetlbfs(c, s, err, errlen);
+		return s->fd < 0 ? -1 : 0;
+	case B_MEMFD:
+		if (huge(c))
+			mfdfl |= MFD_HUGETLB | ((unsigned int)log2u(c->page_size) << MFD_HUGE_SHIFT);
+		s->fd = memfd_create("shmdb", mfdfl);
+		if (s->fd < 0)
+			BAD("memfd_create: %s", strerror(errno));
+		return 0;
+	case B_ANON:
+		break;
+	}
+	return 0;
+}
+
+/*
+ * The file's size and the coordinator's mapping.  fork mode: at the
+ * sessions' address, inherited.  attach mode: anywhere, not inherited
+ * (sessions attach themselves); it keeps the SysV segment alive after
+ * IPC_RMID and makes a hugetlb mapping reserve its pages now, before any
+ * session starts.  The coordinator never touches it: it adds no page tables.
+ */
+static int seg_coord_map(const struct cfg *c, struct seg *s, char *err, size_t errlen)
+{
+	if (s->fd >= 0 && ftruncate(s->fd, (off_t)c->size))
+		BAD("ftruncate(%llu): %s", (unsigned long long)c->size, strerror(errno));
+	s->coord_addr = seg_map_at(c, s, c->attach == A_FORK ? s->addr : NULL);
+	if (!s->coord_addr)
+		BAD("map segment (%llu bytes at %p): %s", (unsigned long long)c->size,
+		    c->attach == A_FORK ? (void *)s->addr : NULL, strerror(errno));
+	if (s->shmid >= 0)
+		shmctl(s->shmid, IPC_RMID, NULL);
+	if (c->attach == A_ATTACH && madvise(s->coord_addr, c->size, MADV_DONTFORK))
+		BAD("madvise(MADV_DONTFORK): %s", strerror(errno));
+	return 0;
+}
+
 int seg_create(const struct cfg *c, struct seg *s, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 	s->shmid = -1;
 	s->addr = (char *)(uintptr_t)seg_start(c);
-
-	switch (c->backing) {
-	case B_SHM: {
-		int fl = IPC_CREAT | IPC_EXCL | 0600;
-
-		if (huge(c))
-			fl |= SHM_HUGETLB | (log2u(c->page_size) << SHM_HUGE_SHIFT);
-		if (c->sparse)
-			fl |= SHM_NORESERVE;
-		s->shmid = shmget(IPC_PRIVATE, c->size, fl);
-		if (s->shmid < 0) {
-			snprintf(err, errlen, "shmget(%llu bytes): %s",
-				 (unsigned long long)c->size, strerror(errno));
-			return -1;
-		}
-		break;
-	}
-	case B_HUGETLBFS:
-		s->fd = open_hugetlbfs(c, s, err, errlen);
-		if (s->fd < 0)
-			return -1;
-		break;
-	case B_MEMFD: {
-		unsigned int fl = MFD_CLOEXEC;
-
-		if (huge(c))
-			fl |= MFD_HUGETLB | ((unsigned int)log2u(c->page_size) << MFD_HUGE_SHIFT);
-		s->fd = memfd_create("shmdb", fl);
-		if (s->fd < 0) {
-			snprintf(err, errlen, "memfd_create: %s", strerror(errno));
-			return -1;
-		}
-		break;
-	}
-	case B_ANON:
-		break;
-	}
-	if (s->fd >= 0 && ftruncate(s->fd, (off_t)c->size)) {
-		snprintf(err, errlen, "ftruncate(%llu): %s",
-			 (unsigned long long)c->size, strerror(errno));
-		goto fail;
-	}
-
-	/*
-	 * Coordinator mapping.  fork mode: at the sessions' address, inherited.
-	 * attach mode: anywhere, not inherited (sessions attach themselves);
-	 * it keeps the SysV segment alive after IPC_RMID and makes a hugetlb
-	 * mapping reserve its pages now, before any session starts.
-	 * The coordinator never touches it: it adds no page tables.
-	 */
-	s->coord_addr = seg_map_at(c, s, c->attach == A_FORK ? s->addr : NULL);
-	if (!s->coord_addr) {
-		snprintf(err, errlen, "map segment (%llu bytes at %p): %s",
-			 (unsigned long long)c->size,
-			 c->attach == A_FORK ? (void *)s->addr : NULL, strerror(errno));
-		goto fail;
-	}
-	if (s->shmid >= 0)
-		shmctl(s->shmid, IPC_RMID, NULL);
-	if (c->attach == A_ATTACH && madvise(s->coord_addr, c->size, MADV_DONTFORK)) {
-		snprintf(err, errlen, "madvise(MADV_DONTFORK): %s", strerror(errno));
-		goto fail;
+	if (seg_object(c, s, err, errlen))
+		return -1;
+	if (seg_coord_map(c, s, err, errlen)) {
+		seg_destroy(c, s);
+		return -1;
 	}
 	return 0;
-fail:
-	seg_destroy(c, s);
-	return -1;
 }
 
 void seg_destroy(const struct cfg *c, struct seg *s)
@@ -299,4 +296,60 @@ void seg_destroy(const struct cfg *c, struct seg *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+int seg_populate_read(char *base, uint64_t len)
+{
+	const uint64_t chunk = 2ull << 20;
+
+	for (uint64_t off = 0; off < len; off += chunk) {
+		uint64_t n = len - off < chunk ? len - off : chunk;
+
+		if (madvise(base + off, n, MADV_POPULATE_READ))
+			return off == 0 && errno == EINVAL ? -EOPNOTSUPP : -errno;
+	}
+	return 0;
+}
+
+uint64_t session_buffers(const struct cfg *c)
+{
+	if (!c->sparse)
+		return c->size / c->buffer_size;
+	return seg_touch_pages(c) * (c->page_size / c->buffer_size);
+}
+
+/*
+ * Fill the segment before the sessions start (default): a short-lived
+ * process write-faults every page, so the page cache holds zeroed pages and
+ * exits, freeing its page tables.  Sessions then attach to an initialised
+ * segment, as database sessions do, and the attach phase measures mapping
+ * existing pages, not zeroing new ones (slow under TCG: ~15 s per GiB).
+ */
+void prefault_main(const struct cfg *c, const struct seg *s, pid_t coordinator)
+{
+	char *base;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != coordinator)
+		_exit(4);
+	signal(SIGINT, SIG_IGN);        /* the coordinator handles ^C */
+	/* --map private: fill the page cache through a shared mapping */
+	base = c->priv ? seg_map_shared(c, s) :
+	       c->attach == A_FORK ? s->addr : seg_map_at(c, s, NULL);
+	if (!base)
+		_exit(3);
+	if (c->page_size == 4096 &&
+	    madvise(base, c->size, MADV_POPULATE_WRITE) == 0)
+		_exit(0);
+	for (uint64_t i = 0, n = seg_touch_pages(c); i < n; i++)
+		__atomic_fetch_add((uint64_t *)(base + seg_touch_offset(c, i)), 0,
+				   __ATOMIC_RELAXED);
+	_exit(0);
 }

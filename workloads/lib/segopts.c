@@ -8,13 +8,14 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
 #include "opts.h"
-#include "shmdb.h"
+#include "segment.h"
 
 const char *const backing_names[] = { "shm", "hugetlbfs", "memfd", "anon", NULL };
 const char *const attach_names[] = { "fork", "attach", NULL };
@@ -117,120 +118,174 @@ static int opt_choice(const char *name, const char *v, const char *const *names,
 	BAD("--%s: unknown value '%s' (%s)", name, v, allowed);
 }
 
+enum { O_BACKING = 256, O_PAGE, O_SIZE, O_PLACE, O_SESS, O_ATTACH,
+       O_DUR, O_DURMS, O_TXN, O_WPCT, O_BUF, O_DIS, O_DISINT, O_DISLEN,
+       O_SEED, O_ACTIVE, O_ADDR, O_HDIR, O_NOPOP, O_NOPRE, O_CNTF, O_OUT,
+       O_QUIET, O_HELP, O_TEARDOWN, O_CHECK, O_SHAPE, O_TOUCH, O_MAP };
+
+static const struct option long_opts[] = {
+	{ "backing", 1, NULL, O_BACKING }, { "page-size", 1, NULL, O_PAGE },
+	{ "size", 1, NULL, O_SIZE }, { "placement", 1, NULL, O_PLACE },
+	{ "touch", 1, NULL, O_TOUCH }, { "map", 1, NULL, O_MAP },
+	{ "sessions", 1, NULL, O_SESS }, { "active", 1, NULL, O_ACTIVE },
+	{ "attach", 1, NULL, O_ATTACH },
+	{ "duration", 1, NULL, O_DUR }, { "duration-ms", 1, NULL, O_DURMS },
+	{ "txn-count", 1, NULL, O_TXN }, { "write-pct", 1, NULL, O_WPCT },
+	{ "buffer-size", 1, NULL, O_BUF }, { "disrupt", 1, NULL, O_DIS },
+	{ "disrupt-interval-ms", 1, NULL, O_DISINT },
+	{ "disrupt-len", 1, NULL, O_DISLEN }, { "seed", 1, NULL, O_SEED },
+	{ "address", 1, NULL, O_ADDR }, { "hugetlbfs-dir", 1, NULL, O_HDIR },
+	{ "no-populate", 0, NULL, O_NOPOP },
+	{ "no-prefault", 0, NULL, O_NOPRE },
+	{ "count-faults", 0, NULL, O_CNTF }, { "out", 1, NULL, O_OUT },
+	{ "quiet", 0, NULL, O_QUIET }, { "help", 0, NULL, O_HELP },
+	{ "teardown-timeout-s", 1, NULL, O_TEARDOWN },
+	{ "check", 0, NULL, O_CHECK }, { "guest-shape", 1, NULL, O_SHAPE },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Integer options: name, range, field. */
+static const struct {
+	int o;
+	const char *name;
+	uint64_t min, max;
+	size_t off;
+} u64_opts[] = {
+	{ O_SESS, "sessions", 1, 100000, offsetof(struct cfg, sessions) },
+	{ O_ACTIVE, "active", 0, 100000, offsetof(struct cfg, active) },
+	{ O_DURMS, "duration-ms", 0, 86400000, offsetof(struct cfg, duration_ms) },
+	{ O_TXN, "txn-count", 0, UINT32_MAX, offsetof(struct cfg, txn_count) },
+	{ O_WPCT, "write-pct", 0, 100, offsetof(struct cfg, write_pct) },
+	{ O_DISINT, "disrupt-interval-ms", 0, 3600000, offsetof(struct cfg, disrupt_interval_ms) },
+	{ O_SEED, "seed", 0, UINT64_MAX, offsetof(struct cfg, seed) },
+	{ O_TEARDOWN, "teardown-timeout-s", 1, 3600, offsetof(struct cfg, teardown_timeout_s) },
+	{ O_PAGE, "page-size", 0, 0, offsetof(struct cfg, page_size) },         /* sizes: max 0 */
+	{ O_SIZE, "size", 0, 0, offsetof(struct cfg, size) },
+	{ O_BUF, "buffer-size", 0, 0, offsetof(struct cfg, buffer_size) },
+	{ O_DISLEN, "disrupt-len", 0, 0, offsetof(struct cfg, disrupt_len) },
+};
+
+/* Options without a value: the field they set (to true, or false for --no-*). */
+static const struct {
+	int o;
+	size_t off;
+	bool v;
+} flag_opts[] = {
+	{ O_NOPOP, offsetof(struct cfg, populate), false },
+	{ O_NOPRE, offsetof(struct cfg, prefault), false },
+	{ O_CNTF, offsetof(struct cfg, count_faults), true },
+	{ O_QUIET, offsetof(struct cfg, quiet), true },
+	{ O_CHECK, offsetof(struct cfg, check), true },
+	{ O_HELP, offsetof(struct cfg, help), true },
+};
+
+/* An integer, size or flag option: 1 taken, 0 not one of those, -1 bad value. */
+static int table_opt(struct cfg *c, int o, const char *arg, char *err, size_t errlen)
+{
+	char *base = (char *)c;
+
+	for (size_t i = 0; i < sizeof(u64_opts) / sizeof(u64_opts[0]); i++) {
+		uint64_t *x = (uint64_t *)(base + u64_opts[i].off);
+
+		if (u64_opts[i].o != o)
+			continue;
+		if (u64_opts[i].max)
+			return opt_u64(u64_opts[i].name, arg, u64_opts[i].min, u64_opts[i].max,
+				       x, err, errlen) ? -1 : 1;
+		return opt_size(u64_opts[i].name, arg, x, err, errlen) ? -1 : 1;
+	}
+	for (size_t i = 0; i < sizeof(flag_opts) / sizeof(flag_opts[0]); i++)
+		if (flag_opts[i].o == o) {
+			*(bool *)(base + flag_opts[i].off) = flag_opts[i].v;
+			return 1;
+		}
+	return 0;
+}
+
+/* The options with a list of values: 0, or -1 with err. */
+static int choice_opt(struct cfg *c, int o, const char *arg, char *err, size_t errlen)
+{
+	int i = 0, e = 0;
+
+	switch (o) {
+	case O_BACKING:
+		e = opt_choice("backing", arg, backing_names, &i, err, errlen);
+		c->backing = (enum backing)i;
+		break;
+	case O_ATTACH:
+		e = opt_choice("attach", arg, attach_names, &i, err, errlen);
+		c->attach = (enum attach_mode)i;
+		break;
+	case O_PLACE: e = opt_choice("placement", arg, placement_names, &c->skewed, err, errlen); break;
+	case O_TOUCH: e = opt_choice("touch", arg, touch_names, &c->sparse, err, errlen); break;
+	case O_MAP: e = opt_choice("map", arg, map_names, &c->priv, err, errlen); break;
+	case O_DIS: {
+		const char *bad_name;
+
+		if (!*arg)
+			BAD("--disrupt: empty list (%s or none)", "punch,truncate,mprotect,munmap,dontneed");
+		if (parse_list(arg, op_names, &c->disrupt, &bad_name))
+			BAD("--disrupt: unknown or repeated operation at '%s' (punch,truncate,mprotect,munmap,dontneed)",
+			    bad_name);
+		break;
+	}
+	}
+	return e;
+}
+
+/* One option that getopt_long took: 0, or -1 with err. */
+static int cfg_opt(struct cfg *c, int o, char *arg, char *err, size_t errlen)
+{
+	uint64_t v;
+	int t = table_opt(c, o, arg, err, errlen);
+
+	if (t)
+		return t < 0 ? -1 : 0;
+	switch (o) {
+	case O_DUR:
+		if (opt_u64("duration", arg, 0, 86400, &v, err, errlen))
+			return -1;
+		c->duration_ms = 1000 * v;
+		break;
+	case O_ADDR:
+		if (parse_addr(arg, &c->base))
+			BAD("--address: invalid address '%s' (0x and hex digits, or decimal without a leading 0)",
+			    arg);
+		break;
+	case O_HDIR: c->hugetlbfs_dir = arg; break;
+	case O_OUT:
+		/* a run could not open it; --check must say so too */
+		if (!*arg)
+			BAD("--out: empty path (a file name, or - for stdout)");
+		c->out = arg;
+		break;
+	case O_SHAPE: c->guest_shape = arg; break;
+	default: return choice_opt(c, o, arg, err, errlen);
+	}
+	return 0;
+}
+
 int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 {
-	enum { O_BACKING = 256, O_PAGE, O_SIZE, O_PLACE, O_SESS, O_ATTACH,
-	       O_DUR, O_DURMS, O_TXN, O_WPCT, O_BUF, O_DIS, O_DISINT, O_DISLEN,
-	       O_SEED, O_ACTIVE, O_ADDR, O_HDIR, O_NOPOP, O_NOPRE, O_CNTF, O_OUT,
-	       O_QUIET, O_HELP, O_TEARDOWN, O_CHECK, O_SHAPE, O_TOUCH, O_MAP };
-	static const struct option lo[] = {
-		{ "backing", 1, NULL, O_BACKING }, { "page-size", 1, NULL, O_PAGE },
-		{ "size", 1, NULL, O_SIZE }, { "placement", 1, NULL, O_PLACE },
-		{ "touch", 1, NULL, O_TOUCH }, { "map", 1, NULL, O_MAP },
-		{ "sessions", 1, NULL, O_SESS }, { "active", 1, NULL, O_ACTIVE },
-		{ "attach", 1, NULL, O_ATTACH },
-		{ "duration", 1, NULL, O_DUR }, { "duration-ms", 1, NULL, O_DURMS },
-		{ "txn-count", 1, NULL, O_TXN }, { "write-pct", 1, NULL, O_WPCT },
-		{ "buffer-size", 1, NULL, O_BUF }, { "disrupt", 1, NULL, O_DIS },
-		{ "disrupt-interval-ms", 1, NULL, O_DISINT },
-		{ "disrupt-len", 1, NULL, O_DISLEN }, { "seed", 1, NULL, O_SEED },
-		{ "address", 1, NULL, O_ADDR }, { "hugetlbfs-dir", 1, NULL, O_HDIR },
-		{ "no-populate", 0, NULL, O_NOPOP },
-		{ "no-prefault", 0, NULL, O_NOPRE },
-		{ "count-faults", 0, NULL, O_CNTF }, { "out", 1, NULL, O_OUT },
-		{ "quiet", 0, NULL, O_QUIET }, { "help", 0, NULL, O_HELP },
-		{ "teardown-timeout-s", 1, NULL, O_TEARDOWN },
-		{ "check", 0, NULL, O_CHECK }, { "guest-shape", 1, NULL, O_SHAPE },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *bad_name;
-	uint64_t v;
-	int o, i;
+	char sbuf[8];
+	int o, before = 0;
 
 	cfg_defaults(c);
 	opterr = 0;
 	optind = 0;             /* full re-initialisation (tests parse many times) */
-	while ((o = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
-		int e = 0;
-
-		switch (o) {
-		case O_BACKING:
-			e = opt_choice("backing", optarg, backing_names, &i, err, errlen);
-			c->backing = (enum backing)i;
-			break;
-		case O_PAGE: e = opt_size("page-size", optarg, &c->page_size, err, errlen); break;
-		case O_SIZE: e = opt_size("size", optarg, &c->size, err, errlen); break;
-		case O_PLACE:
-			e = opt_choice("placement", optarg, placement_names, &c->skewed, err, errlen);
-			break;
-		case O_TOUCH:
-			e = opt_choice("touch", optarg, touch_names, &c->sparse, err, errlen);
-			break;
-		case O_MAP:
-			e = opt_choice("map", optarg, map_names, &c->priv, err, errlen);
-			break;
-		case O_SESS: e = opt_u64("sessions", optarg, 1, 100000, &c->sessions, err, errlen); break;
-		case O_ACTIVE: e = opt_u64("active", optarg, 0, 100000, &c->active, err, errlen); break;
-		case O_ATTACH:
-			e = opt_choice("attach", optarg, attach_names, &i, err, errlen);
-			c->attach = (enum attach_mode)i;
-			break;
-		case O_DUR:
-			e = opt_u64("duration", optarg, 0, 86400, &v, err, errlen);
-			c->duration_ms = 1000 * v;
-			c->duration_set = true;
-			break;
-		case O_DURMS:
-			e = opt_u64("duration-ms", optarg, 0, 86400000, &c->duration_ms, err, errlen);
-			c->duration_set = true;
-			break;
-		case O_TXN: e = opt_u64("txn-count", optarg, 0, UINT32_MAX, &c->txn_count, err, errlen); break;
-		case O_WPCT: e = opt_u64("write-pct", optarg, 0, 100, &c->write_pct, err, errlen); break;
-		case O_BUF: e = opt_size("buffer-size", optarg, &c->buffer_size, err, errlen); break;
-		case O_DIS:
-			if (!*optarg)
-				BAD("--disrupt: empty list (%s or none)",
-				    "punch,truncate,mprotect,munmap,dontneed");
-			if (parse_list(optarg, op_names, &c->disrupt, &bad_name))
-				BAD("--disrupt: unknown or repeated operation at '%s' (punch,truncate,mprotect,munmap,dontneed)",
-				    bad_name);
-			break;
-		case O_DISINT:
-			e = opt_u64("disrupt-interval-ms", optarg, 0, 3600000,
-				    &c->disrupt_interval_ms, err, errlen);
-			break;
-		case O_DISLEN: e = opt_size("disrupt-len", optarg, &c->disrupt_len, err, errlen); break;
-		case O_SEED: e = opt_u64("seed", optarg, 0, UINT64_MAX, &c->seed, err, errlen); break;
-		case O_ADDR:
-			if (parse_addr(optarg, &c->base))
-				BAD("--address: invalid address '%s' (0x and hex digits, or decimal without a leading 0)",
-				    optarg);
-			break;
-		case O_HDIR: c->hugetlbfs_dir = optarg; break;
-		case O_NOPOP: c->populate = false; break;
-		case O_NOPRE: c->prefault = false; break;
-		case O_CNTF: c->count_faults = true; break;
-		case O_OUT:
-			/* a run could not open it; --check must say so too */
-			if (!*optarg)
-				BAD("--out: empty path (a file name, or - for stdout)");
-			c->out = optarg;
-			break;
-		case O_QUIET: c->quiet = true; break;
-		case O_TEARDOWN:
-			e = opt_u64("teardown-timeout-s", optarg, 1, 3600,
-				    &c->teardown_timeout_s, err, errlen);
-			break;
-		case O_CHECK: c->check = true; break;
-		case O_SHAPE: c->guest_shape = optarg; break;
-		case O_HELP: c->help = true; break;
-		case ':':
-			BAD("option %s needs a value (see --help)", argv[optind - 1]);
-		default:
-			BAD("unknown option %s (see --help)", argv[optind - 1]);
-		}
-		if (e)
+	while ((o = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+		if (o == ':')
+			BAD("option %s needs a value (see --help)",
+			    opt_refused(argv, before, sbuf, sizeof(sbuf)));
+		if (o == '?' || o < O_BACKING)
+			BAD("unknown option %s (see --help)",
+			    opt_refused(argv, before, sbuf, sizeof(sbuf)));
+		if (cfg_opt(c, o, optarg, err, errlen))
 			return -1;
+		if (o == O_DISLEN && !c->disrupt_len)   /* 0 stands for "not given" */
+			BAD("--disrupt-len 0: must be positive (leave it out for the default, max(page, 2M))");
+		c->duration_set |= o == O_DUR || o == O_DURMS;
+		before = optind;
 	}
 	if (optind < argc)
 		BAD("unexpected argument '%s' (see --help)", argv[optind]);
@@ -239,10 +294,10 @@ int cfg_parse(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
 	return 0;
 }
 
-int cfg_validate(struct cfg *c, char *err, size_t errlen)
+/* Page size, size, address: the segment fits below MAX_END. */
+static int check_geometry(const struct cfg *c, char *err, size_t errlen)
 {
 	char b1[32], b2[32];
-	bool hugetlb = c->page_size != 4096;
 	uint64_t skew = c->skewed ? 2 * MIB : 0;
 
 	if (c->guest_shape && !c->check)
@@ -261,6 +316,14 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 		    fmt_size(c->size, b1, sizeof(b1)), c->base, c->skewed ? " + 2M (skewed)" : "",
 		    MAX_END, fmt_size((MAX_END - c->base - skew) / c->page_size * c->page_size,
 				      b2, sizeof(b2)));
+	return 0;
+}
+
+/* Sessions, placement, buffers. */
+static int check_run(const struct cfg *c, char *err, size_t errlen)
+{
+	char b1[32];
+
 	if (c->active > c->sessions)
 		BAD("--active %" PRIu64 ": more than the %" PRIu64 " sessions", c->active, c->sessions);
 	if (c->active && !c->duration_ms)
@@ -271,6 +334,14 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 	    c->buffer_size > c->size)
 		BAD("--buffer-size %s: must be a power of two from 64 to the segment size",
 		    fmt_size(c->buffer_size, b1, sizeof(b1)));
+	return 0;
+}
+
+/* --touch sparse and --map private. */
+static int check_touch_map(const struct cfg *c, char *err, size_t errlen)
+{
+	char b1[32];
+
 	if (c->sparse && c->page_size != (2ull << 20))
 		BAD("--touch sparse needs --page-size 2M (one 2 MiB page per 1 GiB slot)");
 	if (c->sparse && c->disrupt)
@@ -286,6 +357,14 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 		BAD("--map private cannot be disrupted: drop --disrupt");
 	if (c->priv && !c->prefault)
 		BAD("--map private needs the prefault (a read of a missing page gives each session its own copy): drop --no-prefault");
+	return 0;
+}
+
+/* The backing against the page size, the attach mode and the disruptions. */
+static int check_backing(const struct cfg *c, char *err, size_t errlen)
+{
+	bool hugetlb = c->page_size != 4096;
+
 	if (c->backing == B_HUGETLBFS && !hugetlb)
 		BAD("--backing hugetlbfs needs --page-size 2M or 1G (use memfd or shm for 4K)");
 	if (c->hugetlbfs_dir && c->backing != B_HUGETLBFS)
@@ -299,7 +378,13 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 		BAD("--disrupt munmap cannot remap --backing anon; use shm, hugetlbfs or memfd");
 	if (!c->duration_ms && !c->txn_count)
 		BAD("--duration 0 needs --txn-count");
+	return 0;
+}
 
+/* --disrupt-len: the default max(page, buffer, 2M) within the segment, or as given. */
+static int check_disrupt_len(struct cfg *c, char *err, size_t errlen)
+{
+	char b1[32], b2[32];
 	uint64_t align = c->page_size > c->buffer_size ? c->page_size : c->buffer_size;
 
 	if (!c->disrupt_len) {
@@ -311,6 +396,14 @@ int cfg_validate(struct cfg *c, char *err, size_t errlen)
 		BAD("--disrupt-len %s: must be a multiple of %s and at most the segment size",
 		    fmt_size(c->disrupt_len, b1, sizeof(b1)), fmt_size(align, b2, sizeof(b2)));
 	return 0;
+}
+
+int cfg_validate(struct cfg *c, char *err, size_t errlen)
+{
+	if (check_geometry(c, err, errlen) || check_run(c, err, errlen) ||
+	    check_touch_map(c, err, errlen) || check_backing(c, err, errlen))
+		return -1;
+	return check_disrupt_len(c, err, errlen);
 }
 
 void cfg_model(const struct cfg *c, uint64_t sessions, bool pud_counted,
