@@ -12,46 +12,12 @@ import markupsafe
 
 from . import (headline, junit, latency, model, plots, postgres, savings,
                stats, summary)
+from .fmt import (count_range, human_bytes, ns, num, page_size, pair,
+                  params_text, pct, ratio, secs, sig3, verdict_text)
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
 RUNS_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..",
                                          "runs"))
-
-
-def ns(v):
-    """Nanoseconds for people: 1234567 -> '1.23 ms'."""
-    if v is None:
-        return "n/a"
-    v = float(v)
-    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(v) >= div:
-            return "%s %s" % (model.sig3(v / div), unit)
-    return "%d ns" % round(v)
-
-
-def num(v):
-    if v is None:
-        return "n/a"
-    if isinstance(v, float):
-        return model.sig3(v)
-    return str(v)
-
-
-def pct(m, key):
-    """A percentile of a latency summary for people: '= max' when the
-    run has too few samples for it (latency.PERCENTILE_MIN_SAMPLES: the
-    nearest-rank p99 of fewer than 100 samples is the maximum)."""
-    m = m or {}
-    if m.get(key) is None and m.get("count"):
-        return "= max"
-    return ns(m.get(key))
-
-
-def verdict_text(v):
-    """A verdict for people: its word upper case, what follows in
-    parentheses as it is ('INCONCLUSIVE (1 run)')."""
-    head, sep, rest = str(v).partition(" (")
-    return head.upper() + (" (" + rest if sep else "")
 
 
 def status_line(an):
@@ -63,10 +29,6 @@ def status_line(an):
     if lat == "decided":
         lat = "decided (see Headline)"
     return an["status"].upper(), verdict_text(lat), cls
-
-
-def ratio(v):
-    return "n/a" if v is None else "%sx" % model.sig3(v)
 
 
 class Section:
@@ -95,38 +57,6 @@ class Section:
                                 "caption": caption})
 
 
-def params_text(cfg):
-    """Workload parameters as 'key value' pairs, sizes in binary units."""
-    out = []
-    for k in sorted(cfg or {}):
-        v = cfg[k]
-        if isinstance(v, bool):
-            v = "yes" if v else "no"
-        elif v is None:
-            v = "none"
-        elif isinstance(v, int) and ("size" in k or k.endswith("bytes") or
-                                     k.endswith("len")) and v >= 1024:
-            v = model.human_bytes(v)
-        elif isinstance(v, (list, tuple)):
-            v = ",".join(str(x) for x in v) or "none"
-        elif isinstance(v, dict):
-            v = ", ".join("%s %s" % kv for kv in sorted(v.items()))
-        out.append("%s %s" % (k.replace("_", " "), v))
-    return "; ".join(out) or "none"
-
-
-def _page_size(v):
-    try:
-        return model.human_bytes(int(v))
-    except (TypeError, ValueError):
-        return str(v)
-
-
-def _count_range(lo_hi):
-    lo, hi = lo_hi
-    return str(lo) if lo == hi else "%d-%d" % (lo, hi)
-
-
 def headline_sections(an):
     hl = an["headline"]
     s = Section("Headline")
@@ -150,7 +80,7 @@ def headline_sections(an):
            "is less; otherwise, and from fewer runs, inconclusive, with "
            "the figures measured." % (
                verdict_text(hl["latency_claims"]), headline.MIN_ROUNDS,
-               model.sig3(headline.A_LOT_BETTER)))
+               sig3(headline.A_LOT_BETTER)))
     s.table(["seed claim", "verdict", "measured"],
             [[x["claim"], verdict_text(x["verdict"]), x["evidence"]]
              for x in hl["claims"] if x.get("kind") == "latency"],
@@ -158,9 +88,9 @@ def headline_sections(an):
     s.table(["kernel", "guest", "page mode", "segment", "sessions",
              "page tables per session", "model", "within model"],
             [[x["kernel"], x["guest"], x["mode"],
-              model.human_bytes(x["size"]), x["sessions"],
-              model.human_bytes(x["per_session_bytes"]),
-              model.human_bytes(x["model_per_session_bytes"]),
+              human_bytes(x["size"]), x["sessions"],
+              human_bytes(x["per_session_bytes"]),
+              human_bytes(x["model_per_session_bytes"]),
               x["check"]] for x in hl["page_tables"]],
             "Page-table bytes per session against the model (per page "
             "mode the run with the most sessions)")
@@ -168,9 +98,9 @@ def headline_sections(an):
     s.table(["kernel", "guest", "sessions", "segment", "saved (measured)",
              "saved (model)", "bytes per PMD page (measured)"],
             [[x["kernel"], x["guest"], x["sessions"],
-              model.human_bytes(x["size"]),
-              model.human_bytes(x["saved_bytes"]),
-              model.human_bytes(x["model_saved_bytes"]),
+              human_bytes(x["size"]),
+              human_bytes(x["saved_bytes"]),
+              human_bytes(x["model_saved_bytes"]),
               num(x["bytes_per_pmd_page"])] for x in sv["pairs"]],
             "Saving from sharing at the measured scale")
     cross = "; ".join("%s %s B" % (g, num(v)) for g, v in
@@ -178,9 +108,9 @@ def headline_sections(an):
                       if v is not None) or "not measured"
     s.table(["mapping", "processes", "PMD pages per process",
              "saved with 4096 B per PMD page"],
-            [[model.human_bytes(t["size"]), "{:,}".format(t["processes"]),
+            [[human_bytes(t["size"]), "{:,}".format(t["processes"]),
               "{:,}".format(t["per_process_bytes"] // model.PT_PAGE),
-              model.human_bytes(t["saved_bytes"])] for t in sv["targets"]],
+              human_bytes(t["saved_bytes"])] for t in sv["targets"]],
             "Extrapolated to the seed's 1 GB x 10,000 processes and the "
             "1 TiB it takes for 39 GB")
     s.para("Extrapolations multiply by the kernel's 4096 bytes per PMD "
@@ -191,8 +121,8 @@ def headline_sections(an):
              "> 2 s"],
             [[x["lock"], x["kernel"], x["guest"], x["experiment"],
               ",".join(x["disrupt"]) or "none", x["sessions"], x["count"],
-              ns(x["worst"]), _count_range(x["over"]["100ms"]),
-              _count_range(x["over"]["1s"]), _count_range(x["over"]["2s"])]
+              ns(x["worst"]), count_range(x["over"]["100ms"]),
+              count_range(x["over"]["1s"]), count_range(x["over"]["2s"])]
              for x in hl["stalls"]],
             "Fault stalls per fault-lock mode: during disruption, only "
             "the reads that faulted when recorded, else all faults then; "
@@ -268,17 +198,6 @@ def provenance_sections(pv):
     return [s]
 
 
-def secs(x):
-    return "n/a" if x is None else "%s s" % model.sig3(x)
-
-
-def pair(a, b, fmt):
-    """'a / b' with fmt, or n/a when either is missing."""
-    if a is None or b is None:
-        return "n/a"
-    return "%s / %s" % (fmt(a), fmt(b))
-
-
 def savings_sections(sav, tolerance):
     s = Section("Savings")
     s.para("PageTables delta (/proc/meminfo, attached minus before) per "
@@ -294,12 +213,12 @@ def savings_sections(sav, tolerance):
         c = ", ".join("%s=%s" % (r["counter_keys"][k], r["counters"][k])
                       for k in sorted(r["counters"])) or "none"
         rows.append([r["guest"], r["experiment"], r["mode"],
-                     model.human_bytes(r["size"]), r["sessions"],
-                     model.human_bytes(r["measured_bytes"]),
-                     model.human_bytes(r["model_bytes"]),
-                     model.human_bytes(r["per_session_bytes"]),
-                     model.human_bytes(r["model_per_session_bytes"]),
-                     model.human_bytes(r["overhead_per_session"]), c])
+                     human_bytes(r["size"]), r["sessions"],
+                     human_bytes(r["measured_bytes"]),
+                     human_bytes(r["model_bytes"]),
+                     human_bytes(r["per_session_bytes"]),
+                     human_bytes(r["model_per_session_bytes"]),
+                     human_bytes(r["overhead_per_session"]), c])
     s.table(["guest", "experiment", "mode", "segment", "sessions",
              "measured", "model", "per session", "model per session",
              "overhead per session", "kernel PMD-share counters"], rows,
@@ -307,18 +226,18 @@ def savings_sections(sav, tolerance):
     rows = []
     for f in sav["fits"]:
         if "slope" not in f:
-            rows.append([f["guest"], f["mode"], model.human_bytes(f["size"]),
+            rows.append([f["guest"], f["mode"], human_bytes(f["size"]),
                          len(f["sessions"]), "n/a (one session count)",
                          "", "", "",
-                         model.human_bytes(f["model_marginal_bytes"])])
+                         human_bytes(f["model_marginal_bytes"])])
             continue
-        rows.append([f["guest"], f["mode"], model.human_bytes(f["size"]),
-                     f["n"], model.human_bytes(f["slope"]),
-                     model.human_bytes(f["slope_per_gib"]),
-                     model.human_bytes(f["intercept"]),
+        rows.append([f["guest"], f["mode"], human_bytes(f["size"]),
+                     f["n"], human_bytes(f["slope"]),
+                     human_bytes(f["slope_per_gib"]),
+                     human_bytes(f["intercept"]),
                      "n/a (2 session counts)" if f.get("exact")
                      else num(f["r2"]),
-                     model.human_bytes(f["model_marginal_bytes"])])
+                     human_bytes(f["model_marginal_bytes"])])
     s.table(["guest", "mode", "segment", "points", "slope per session",
              "slope per session per GiB", "intercept", "R²",
              "model mapping cost per extra session"], rows,
@@ -338,19 +257,19 @@ def savings_sections(sav, tolerance):
         if p["counter_share"] is not None:
             counter = "%s shares = %s (model %d)" % (
                 num(p["counter_share"]),
-                model.human_bytes(p["counter_share_bytes"]),
+                human_bytes(p["counter_share_bytes"]),
                 p["model_share_events"])
         rows.append([p["guest"], p["sessions"],
                      "%s (%s)" % (", ".join(p["shared_experiments"]),
-                                  model.human_bytes(p["size"])),
+                                  human_bytes(p["size"])),
                      "%s (%s, %s)" % (", ".join(p["unshared_experiments"]),
                                       p["unshared_mode"],
-                                      model.human_bytes(p["unshared_size"])),
-                     model.human_bytes(p["shared_bytes"]),
-                     model.human_bytes(p["unshared_bytes"]),
-                     model.human_bytes(p["saved_bytes"]),
-                     model.human_bytes(p["saved_per_session"]),
-                     model.human_bytes(p["model_saved_bytes"]),
+                                      human_bytes(p["unshared_size"])),
+                     human_bytes(p["shared_bytes"]),
+                     human_bytes(p["unshared_bytes"]),
+                     human_bytes(p["saved_bytes"]),
+                     human_bytes(p["saved_per_session"]),
+                     human_bytes(p["model_saved_bytes"]),
                      num(p["bytes_per_pmd_page"]), counter])
     s.table(["guest", "sessions", "shared run", "unshared run", "shared",
              "unshared", "saved (unshared - shared)", "saved per session",
@@ -382,22 +301,22 @@ def savings_sections(sav, tolerance):
                    g, num(beta), how, model.PT_PAGE))
         e.table(["mapping", "processes", "saved (measured)",
                  "saved (model)"],
-                [[model.human_bytes(t["size"]), "{:,}".format(t["processes"]),
-                  model.human_bytes(t["saved_bytes"]),
-                  model.human_bytes(t["model_saved_bytes"])]
+                [[human_bytes(t["size"]), "{:,}".format(t["processes"]),
+                  human_bytes(t["saved_bytes"]),
+                  human_bytes(t["model_saved_bytes"])]
                  for t in x["targets"]])
         a = x["article"]
         mx = [m for m in mode_x if m["guest"] == g]
         e.table(["mode", "fitted on", "measured / model per session",
                  "page tables for %s, %s processes" % (
-                     model.human_bytes(mx[0]["size"]) if mx else "",
+                     human_bytes(mx[0]["size"]) if mx else "",
                      "{:,}".format(mx[0]["processes"]) if mx else ""),
                  "model"],
-                [[m["mode"], model.human_bytes(m["measured_size"]),
+                [[m["mode"], human_bytes(m["measured_size"]),
                   num(m["measured_over_model"]) if m["method"] == "fit"
                   else "n/a (no per-session cost)",
-                  model.human_bytes(m["bytes"]),
-                  model.human_bytes(m["model_bytes"])] for m in mx],
+                  human_bytes(m["bytes"]),
+                  human_bytes(m["model_bytes"])] for m in mx],
                 "Per mode, from the fits: the model's pages at the target "
                 "times the measured bytes per model page")
         if any(m["mode"] == "2m-skewed" for m in mx):
@@ -409,12 +328,12 @@ def savings_sections(sav, tolerance):
         e.para("The seed article's \"%s mapping, %s processes, 39GB saved\": "
                "from these measurements a %s mapping shared by %s processes "
                "saves %s, not %s; saving %s needs a %s mapping." % (
-                   model.human_bytes(a["size"]), "{:,}".format(a["processes"]),
-                   model.human_bytes(a["size"]), "{:,}".format(a["processes"]),
-                   model.human_bytes(a["measured_saved_bytes"]),
-                   model.human_bytes(a["claimed"]),
-                   model.human_bytes(a["claimed"]),
-                   model.human_bytes(a["size_needed"])))
+                   human_bytes(a["size"]), "{:,}".format(a["processes"]),
+                   human_bytes(a["size"]), "{:,}".format(a["processes"]),
+                   human_bytes(a["measured_saved_bytes"]),
+                   human_bytes(a["claimed"]),
+                   human_bytes(a["claimed"]),
+                   human_bytes(a["size_needed"])))
     extra = []
     if sav.get("seed_scale"):
         x = Section("The seed's scale: 1 TiB")
@@ -431,13 +350,13 @@ def savings_sections(sav, tolerance):
                  "1 TiB x 10,000 saves", "model"],
                 [[r["guest"], r["unshared"],
                   "{:,}".format(r["unshared_sessions"]),
-                  model.human_bytes(r["unshared_per_session_bytes"]),
-                  model.human_bytes(r["unshared_model_per_session_bytes"]),
+                  human_bytes(r["unshared_per_session_bytes"]),
+                  human_bytes(r["unshared_model_per_session_bytes"]),
                   r["shared"], "{:,}".format(r["shared_sessions"]),
-                  model.human_bytes(r["shared_per_session_bytes"]),
-                  model.human_bytes(r["shared_model_per_session_bytes"]),
-                  model.human_bytes(r["saved_bytes"]),
-                  model.human_bytes(r["model_saved_bytes"])]
+                  human_bytes(r["shared_per_session_bytes"]),
+                  human_bytes(r["shared_model_per_session_bytes"]),
+                  human_bytes(r["saved_bytes"]),
+                  human_bytes(r["model_saved_bytes"])]
                  for r in sav["seed_scale"]],
                 "Measured at the seed's scale")
         extra.append(x)
@@ -540,14 +459,14 @@ def latency_sections(lat):
     for sw in lat.get("sweeps", []):
         title = "%s, %s, %s segment" % (
             model.MODE_TITLES.get(sw["mode"], sw["mode"]),
-            ",".join(sw["disrupt"]), model.human_bytes(sw["size"]))
+            ",".join(sw["disrupt"]), human_bytes(sw["size"]))
         s.table(["mappers", "lock", "guest", "experiment", "faults", "p50",
                  "p99", "max", "> 100 ms", "> 1 s", "> 2 s"],
                 [[p["sessions"], p["lock"], p["guest"], p["experiment"],
                   p["count"], ns(p["p50"]), pct(p, "p99"), ns(p["max"]),
-                  _count_range(p["over"]["100ms"]),
-                  _count_range(p["over"]["1s"]),
-                  _count_range(p["over"]["2s"])] for p in sw["points"]],
+                  count_range(p["over"]["100ms"]),
+                  count_range(p["over"]["1s"]),
+                  count_range(p["over"]["2s"])] for p in sw["points"]],
                 "Mapper sweep (%s; %s): fault latency against the number "
                 "of mappers" % (title, sw["metric"]))
         s.table(["mappers", "runs (i_mmap, vma)", "p50 ratio", "p99 ratio",
@@ -619,7 +538,7 @@ def correctness_sections(cor, pv):
                              sorted(r["unshare_ops"].items())) or "none"]
                   for r in g["racers"]], "Racer")
         gs.table(["experiment", "page size", "before", "after", "returned"],
-                 [[h["experiment"], _page_size(h["page_size"]),
+                 [[h["experiment"], page_size(h["page_size"]),
                    params_text(h["before"]), params_text(h["after"]),
                    h["returned"]]
                   for h in g["hugepages"]], "Huge page accounting")
@@ -671,18 +590,18 @@ def postgres_sections(pg):
     rows = []
     for r in pg["levels"]:
         sh = "; ".join("%s %s %s: %s" % (
-            x["placement"], model.human_bytes(x["size"]), x["map"],
-            model.human_bytes(x["per_session"])) for x in r["shmdb"])
+            x["placement"], human_bytes(x["size"]), x["map"],
+            human_bytes(x["per_session"])) for x in r["shmdb"])
         rows.append([r["guest"], r["experiment"],
                      postgres.MODE_TITLES.get(r["mode"], "n/a"),
                      "%s at %s, %s/%s full" % (
-                         model.human_bytes(r["size"]), r["address"],
+                         human_bytes(r["size"]), r["address"],
                          num(r["full_slots"]), num(r["slots"])),
-                     r["backends"], model.human_bytes(r["measured"]),
-                     model.human_bytes(r["baseline"]),
-                     model.human_bytes(r["mapping_measured"]),
-                     model.human_bytes(r["model"]),
-                     model.human_bytes(r["model_own"]),
+                     r["backends"], human_bytes(r["measured"]),
+                     human_bytes(r["baseline"]),
+                     human_bytes(r["mapping_measured"]),
+                     human_bytes(r["model"]),
+                     human_bytes(r["model_own"]),
                      "n/a" if r["pmd_share"] is None else "%d / %d (model "
                      "%d)" % (r["pmd_share"], r["pmd_unshare"] or 0,
                               r["model_shares"]),
@@ -701,7 +620,7 @@ def postgres_sections(pg):
              r["mode"] + (" --connect" if r["churn"] else ""),
              num(r["tps"]), num(r["p50_ms"]), num(r["p99_ms"]),
              num(r["p999_ms"]), num(r["max_ms"]), num(r["connection_ms"]),
-             num(r["failed"]), model.human_bytes(r["pagetables_max"]),
+             num(r["failed"]), human_bytes(r["pagetables_max"]),
              "n/a" if r["pmd_share"] is None else "%d / %d" % (
                  r["pmd_share"], r["pmd_unshare"] or 0)]
             for r in pg["runs"]]
