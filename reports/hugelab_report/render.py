@@ -1,23 +1,16 @@
 """render RUN_DIR: report.md, report.html (inline SVG), summary.json,
 junit.xml; update reports/runs/latest."""
 
-import datetime
 import json
 import os
-import re
 import sys
 
-import jinja2
-import markupsafe
-
 from . import (headline, junit, latency, model, plots, postgres, savings,
-               stats, summary)
+               summary)
 from .fmt import (count_range, human_bytes, ns, num, page_size, pair,
                   params_text, pct, ratio, secs, sig3, verdict_text)
-
-TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
-RUNS_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..",
-                                         "runs"))
+from .latest import RUNS_DIR, LatestError, update_latest
+from .pages import environment, write_text
 
 
 def status_line(an):
@@ -198,7 +191,7 @@ def provenance_sections(pv):
     return [s]
 
 
-def savings_sections(sav, tolerance):
+def savings_sections(sav):
     s = Section("Savings")
     s.para("PageTables delta (/proc/meminfo, attached minus before) per "
            "run against the model (KERNEL-NOTES: 4 KiB pages cost a PTE "
@@ -649,9 +642,9 @@ def postgres_sections(pg):
     return [s]
 
 
-def sections(an, tolerance):
+def sections(an):
     return (headline_sections(an) +
-            savings_sections(an["savings"], tolerance) +
+            savings_sections(an["savings"]) +
             postgres_sections(an["postgres"]) +
             latency_sections(an["latency"]) +
             correctness_sections(an["correctness"], an["provenance"]) +
@@ -659,161 +652,12 @@ def sections(an, tolerance):
             provenance_sections(an["provenance"]))
 
 
-def environment():
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=jinja2.select_autoescape(["html.j2"]),
-        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters["mdcell"] = lambda v: str(v).replace("|", "\\|").replace(
-        "\n", " ")
-    env.filters["inline"] = inline_html
-    env.filters["figure"] = figure
-    env.filters["params"] = params_text
-    env.filters["verdict_first"] = verdict_first
-    return env
-
-
-VERDICT_ORDER = ("regression", "changed", "improved", "noise",
-                 "known-failure", "new", "inconclusive", "skipped", "ok")
-
-
-def verdict_first(items):
-    """Compare items with regressions first, then improvements, ..., ok
-    last (stable within a verdict)."""
-    def rank(i):
-        v = i.get("verdict")
-        return VERDICT_ORDER.index(v) if v in VERDICT_ORDER else 0
-    return sorted(items, key=rank)
-
-
-def figure(v, metric=""):
-    """A compare figure (one value or one per run) for people: latency
-    statistics as durations, everything else as numbers."""
-    timed = (" p50" in metric or " p99" in metric or " max" in metric)
-    if isinstance(v, list):
-        return ", ".join(figure(x, metric) for x in v) or "n/a"
-    if v is None:
-        return "n/a"
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return ns(v) if timed else num(v)
-    return str(v)
-
-
-def inline_html(text):
-    """Escape text for HTML and turn `code` spans into <code>."""
-    parts = str(markupsafe.escape(text)).split("`")
-    if len(parts) % 2 == 0:         # unbalanced: leave the backticks
-        return markupsafe.Markup(LONG_TOKEN.sub(
-            r'<span class="brk">\1</span>', "`".join(parts)))
-    out = []
-    for i, p in enumerate(parts):
-        p = LONG_TOKEN.sub(r'<span class="brk">\1</span>', p)
-        out.append("<code>%s</code>" % p if i % 2 else p)
-    return markupsafe.Markup("".join(out))
-
-
-# Tokens this long (hashes, paths, parameter lists without spaces) may
-# break anywhere, so that a table fits a 1366 px screen; shorter words
-# keep whole.
-LONG_TOKEN = re.compile(r"(\S{24,})")
-
-
-RUN_ID_TIME = re.compile(r"(\d{8}T\d{6}Z)")
-
-
-def run_time(runs_dir, name):
-    """When run `name` started, as a sortable UTC 'yyyymmddThhmmssZ': the
-    timestamp in its run id, else the manifest's started_at; None when it
-    has neither."""
-    m = RUN_ID_TIME.search(name)
-    if m:
-        return m.group(1)
-    try:
-        with open(os.path.join(runs_dir, name, "manifest.json"),
-                  encoding="utf-8") as f:
-            started = json.load(f).get("started_at")
-    except (OSError, ValueError, AttributeError):
-        return None
-    if not isinstance(started, str):
-        return None
-    try:
-        t = datetime.datetime.fromisoformat(started.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if t.tzinfo is not None:
-        t = t.astimezone(datetime.timezone.utc)
-    return t.strftime("%Y%m%dT%H%M%SZ")
-
-
-def newest_run(runs_dir):
-    """The newest run directory under runs_dir by start time (run id
-    timestamp, else manifest started_at), not by name: 'smoke-2026...'
-    sorts after 'proof-2027...' but is older.  Runs without a time rank
-    below every timed run; ties go to the name.  None without runs."""
-    names = [n for n in os.listdir(runs_dir) if n != "latest" and
-             os.path.isfile(os.path.join(runs_dir, n, "manifest.json"))]
-    if not names:
-        return None
-    return max(names, key=lambda n: (run_time(runs_dir, n) or "", n))
-
-
-class LatestError(Exception):
-    """runs_dir/latest cannot be pointed at the newest run."""
-
-
-def point_latest(runs_dir):
-    """Point runs_dir/latest at newest_run(runs_dir) (relative link,
-    replaced atomically).  Returns (name, changed)."""
-    name = newest_run(runs_dir)
-    if name is None:
-        return None, False
-    link = os.path.join(runs_dir, "latest")
-    if os.path.islink(link) and os.readlink(link) == name:
-        return name, False
-    if os.path.lexists(link) and not os.path.islink(link):
-        # A real directory or file someone put there: never replaced.
-        raise LatestError("%s is a %s, not a symlink: left as it is "
-                          "(move it away to let latest point at %s)" % (
-                              link, "directory" if os.path.isdir(link)
-                              else "file", name))
-    tmp = link + ".tmp"
-    if os.path.lexists(tmp):
-        os.unlink(tmp)
-    try:
-        os.symlink(name, tmp)
-        os.replace(tmp, link)
-    except OSError as e:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise LatestError("%s: cannot point it at %s: %s" % (
-            link, name, e.strerror)) from None
-    return name, True
-
-
-def update_latest(run_path, runs_dir=RUNS_DIR):
-    """Point runs_dir/latest at the newest run when run_path is a run
-    directly under runs_dir; the name it points at, else None."""
-    run_path = os.path.realpath(run_path)
-    if os.path.dirname(run_path) != os.path.realpath(runs_dir):
-        return None
-    return point_latest(runs_dir)[0]
-
-
-def write_text(path, text):
-    """Write text atomically as UTF-8; a lone surrogate (from JSON that
-    held half a UTF-16 pair) is written as U+FFFD, not a crash."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(junit.SURROGATE_RE.sub("\ufffd", text))
-    os.replace(tmp, path)
-
-
-def render(run, tolerance=0.25, runs_dir=RUNS_DIR):
-    """Write the four outputs into the run directory; return the analysis."""
-    an = summary.analyse(run, tolerance=tolerance)
-    secs = sections(an, tolerance)
+def write_report(run, an, runs_dir=RUNS_DIR):
+    """Write report.md, report.html, summary.json and junit.xml of the
+    analysis `an` (summary.analyse) into the run directory; point
+    runs_dir/latest at the newest run."""
     env = environment()
-    ctx = {"an": an, "sections": secs, "counts": an["counts"],
+    ctx = {"an": an, "sections": sections(an), "counts": an["counts"],
            "status": status_line(an)}
     write_text(os.path.join(run.path, "report.md"),
                env.get_template("report.md.j2").render(**ctx))
@@ -829,4 +673,10 @@ def render(run, tolerance=0.25, runs_dir=RUNS_DIR):
     except LatestError as e:
         # The report is written; only the link is stale.
         print("hugelab-report: latest not updated: %s" % e, file=sys.stderr)
+
+
+def render(run, tolerance=0.25, runs_dir=RUNS_DIR):
+    """Analyse a run and write its four outputs; return the analysis."""
+    an = summary.analyse(run, tolerance=tolerance)
+    write_report(run, an, runs_dir)
     return an
