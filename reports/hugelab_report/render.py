@@ -54,6 +54,24 @@ def headline_sections(an):
     hl = an["headline"]
     s = Section("Headline")
     c = an["counts"]
+    _claim_tables(s, hl, c)
+    _page_table_tables(s, hl)
+    _stall_tables(s, hl)
+    s.table(["kernel", "guest", "status", "kernel findings",
+             "warnings expected", "failed checks"],
+            [[x["kernel"], x["guest"], x["status"], x["kernel_findings"],
+              "yes" if x["expect_warnings"] else "no", x["failed_checks"]]
+             for x in hl["correctness"]], "Correctness per guest")
+    rows = an["latency"]["rows"]
+    for m in [m for m in model.MODES if any(r["mode"] == m for r in rows)]:
+        s.figure(plots.ccdf_plot(rows, m, CCDF_METRICS),
+                 "Survival (CCDF) of fault latency per fault-lock mode, "
+                 "log-log, %s: the fraction of faults slower than x; "
+                 "each step is one histogram bucket" % model.MODE_TITLES[m])
+    return [s]
+
+
+def _claim_tables(s, hl, c):
     s.para("Correctness: %s (%d checks, %d failed, %d skipped; "
            "details under Correctness and Checks)." % (
                "pass" if hl["verdict"] == "ok" else "FAIL", c["checks"],
@@ -78,6 +96,9 @@ def headline_sections(an):
             [[x["claim"], verdict_text(x["verdict"]), x["evidence"]]
              for x in hl["claims"] if x.get("kind") == "latency"],
             "The seed article's latency claims")
+
+
+def _page_table_tables(s, hl):
     s.table(["kernel", "guest", "page mode", "segment", "sessions",
              "page tables per session", "model", "within model"],
             [[x["kernel"], x["guest"], x["mode"],
@@ -109,6 +130,9 @@ def headline_sections(an):
     s.para("Extrapolations multiply by the kernel's 4096 bytes per PMD "
            "page; the measured bytes per PMD page saved are the "
            "cross-check: %s." % cross)
+
+
+def _stall_tables(s, hl):
     s.table(["fault lock", "kernel", "guest", "experiment", "disrupt",
              "sessions", "faults", "worst fault stall", "> 100 ms", "> 1 s",
              "> 2 s"],
@@ -137,18 +161,6 @@ def headline_sections(an):
                 "Fault stalls against the number of mappers (mapper sweeps; "
                 "under TCG trust the ratio between modes, not the absolute "
                 "times)")
-    s.table(["kernel", "guest", "status", "kernel findings",
-             "warnings expected", "failed checks"],
-            [[x["kernel"], x["guest"], x["status"], x["kernel_findings"],
-              "yes" if x["expect_warnings"] else "no", x["failed_checks"]]
-             for x in hl["correctness"]], "Correctness per guest")
-    rows = an["latency"]["rows"]
-    for m in [m for m in model.MODES if any(r["mode"] == m for r in rows)]:
-        s.figure(plots.ccdf_plot(rows, m, CCDF_METRICS),
-                 "Survival (CCDF) of fault latency per fault-lock mode, "
-                 "log-log, %s: the fraction of faults slower than x; "
-                 "each step is one histogram bucket" % model.MODE_TITLES[m])
-    return [s]
 
 
 def provenance_sections(pv):
@@ -201,6 +213,18 @@ def savings_sections(sav):
            "none). The model counts only the mapping's page tables; "
            "'overhead' is what each session costs beyond it (its own "
            "stack, text and upper levels).")
+    _measured_table(s, sav)
+    _fits_table(s, sav)
+    _pairs_table(s, sav)
+    guests = sorted({f["guest"] for f in sav["fits"]})
+    for g in guests:
+        s.figure(plots.savings_plot(sav["fits"], g),
+                 "Page-table bytes against sessions, %s" % g)
+    return ([s, extrapolation_section(sav)] + seed_scale_section(sav) +
+            baseline_section(sav))
+
+
+def _measured_table(s, sav):
     rows = []
     for r in sav["rows"]:
         c = ", ".join("%s=%s" % (r["counter_keys"][k], r["counters"][k])
@@ -216,6 +240,9 @@ def savings_sections(sav):
              "measured", "model", "per session", "model per session",
              "overhead per session", "kernel PMD-share counters"], rows,
             "Measured page tables")
+
+
+def _fits_table(s, sav):
     rows = []
     for f in sav["fits"]:
         if "slope" not in f:
@@ -244,6 +271,9 @@ def savings_sections(sav):
                "estimate, and the extrapolations below inherit that. "
                "A third session count in the inventory gives both." %
                ", ".join(two))
+
+
+def _pairs_table(s, sav):
     rows = []
     for p in sav["pairs"]:
         counter = "n/a"
@@ -271,123 +301,133 @@ def savings_sections(sav):
     if not sav["pairs"]:
         s.para("No guest ran a sharing and an unshared 2 MiB run at the "
                "same session count: no sharing savings measured.")
-    guests = sorted({f["guest"] for f in sav["fits"]})
-    for g in guests:
-        s.figure(plots.savings_plot(sav["fits"], g),
-                 "Page-table bytes against sessions, %s" % g)
+
+
+def extrapolation_section(sav):
     e = Section("Extrapolation", 3)
     mode_x = sav["mode_extrapolation"]
     if not sav["extrapolation"]:
         e.para("No estimate of the bytes one unshared PMD page costs: "
                "nothing to extrapolate from.")
     for g, x in sav["extrapolation"].items():
-        beta = x["bytes_per_pmd_page"]
-        if not x["targets"]:
-            e.para("%s: measured %s bytes per unshared PMD page; no "
-                   "extrapolation from a non-positive figure." % (
-                       g, num(beta)))
-            continue
-        how = ("slopes of the aligned and skewed fits" if x["method"] ==
-               "fit" else "least-squares fit of the pairs' savings")
-        e.para("%s: sharing saves %s bytes per PMD page per extra process "
-               "(from the %s; model %d)." % (
-                   g, num(beta), how, model.PT_PAGE))
-        e.table(["mapping", "processes", "saved (measured)",
-                 "saved (model)"],
-                [[human_bytes(t["size"]), "{:,}".format(t["processes"]),
-                  human_bytes(t["saved_bytes"]),
-                  human_bytes(t["model_saved_bytes"])]
-                 for t in x["targets"]])
-        a = x["article"]
-        mx = [m for m in mode_x if m["guest"] == g]
-        e.table(["mode", "fitted on", "measured / model per session",
-                 "page tables for %s, %s processes" % (
-                     human_bytes(mx[0]["size"]) if mx else "",
-                     "{:,}".format(mx[0]["processes"]) if mx else ""),
-                 "model"],
-                [[m["mode"], human_bytes(m["measured_size"]),
-                  num(m["measured_over_model"]) if m["method"] == "fit"
-                  else "n/a (no per-session cost)",
-                  human_bytes(m["bytes"]),
-                  human_bytes(m["model_bytes"])] for m in mx],
-                "Per mode, from the fits: the model's pages at the target "
-                "times the measured bytes per model page")
-        if any(m["mode"] == "2m-skewed" for m in mx):
-            e.para("A skewed mapping larger than 1 GiB still shares the "
-                   "slots it covers completely: only its two edge slots "
-                   "cost every process a PMD page, so the skewed figure "
-                   "above is not the unshared cost; the savings table "
-                   "uses one PMD page per GiB per process for that.")
-        e.para("The seed article's \"%s mapping, %s processes, 39GB saved\": "
-               "from these measurements a %s mapping shared by %s processes "
-               "saves %s, not %s; saving %s needs a %s mapping." % (
-                   human_bytes(a["size"]), "{:,}".format(a["processes"]),
-                   human_bytes(a["size"]), "{:,}".format(a["processes"]),
-                   human_bytes(a["measured_saved_bytes"]),
-                   human_bytes(a["claimed"]),
-                   human_bytes(a["claimed"]),
-                   human_bytes(a["size_needed"])))
-    extra = []
-    if sav.get("seed_scale"):
-        x = Section("The seed's scale: 1 TiB")
-        x.para("A sparse 1 TiB segment (shmdb --touch sparse: one 2 MiB "
-               "page per 1 GiB slot) gives every session the page tables "
-               "of a 1 TiB mapping. Unshared (MAP_PRIVATE) against shared "
-               "(aligned); the measured bytes per modelled page of the "
-               "unshared run scale the 1024 PMD pages x 9,999 extra "
-               "processes of the seed's claim. PageTables counts PUD pages "
-               "only from Linux 6.7 (the model follows the workload's "
-               "pud_counted).")
-        x.table(["guest", "unshared run", "sessions", "per session",
-                 "model", "shared run", "sessions", "per session", "model",
-                 "1 TiB x 10,000 saves", "model"],
-                [[r["guest"], r["unshared"],
-                  "{:,}".format(r["unshared_sessions"]),
-                  human_bytes(r["unshared_per_session_bytes"]),
-                  human_bytes(r["unshared_model_per_session_bytes"]),
-                  r["shared"], "{:,}".format(r["shared_sessions"]),
-                  human_bytes(r["shared_per_session_bytes"]),
-                  human_bytes(r["shared_model_per_session_bytes"]),
-                  human_bytes(r["saved_bytes"]),
-                  human_bytes(r["model_saved_bytes"])]
-                 for r in sav["seed_scale"]],
-                "Measured at the seed's scale")
-        extra.append(x)
-    if sav.get("baseline"):
-        b = Section("Cost of sessions")
-        b.para("shmdb's attach+fault against forktouch, a bare "
-               "fork-and-touch of the same segment by as many processes in "
-               "the same guest. Each figure is the median over the "
-               "repeated runs (shmdb / forktouch). 'CPU' is the mean CPU "
-               "time a process spent from the start signal to its last "
-               "page faulted: what a session costs, and the figure the "
-               "goal (at most %sx) is read on. 'window' is the same "
-               "window in wall-clock time and 'phase' the whole attach "
-               "phase: with thousands of runnable processes on a few "
-               "CPUs they mostly measure the wait for a CPU, and under "
-               "TCG on a busy host single runs vary by up to 3x. Runs "
-               "written before the CPU time was recorded show n/a."
-               % savings.BASELINE_GOAL)
-        b.table(["guest", "sessions", "placement", "attach",
-                 "runs", "CPU", "ratio", "window", "ratio", "phase",
-                 "ratio"],
-                [[r["guest"], "{:,}".format(r["sessions"] or 0),
-                  r["placement"], r["attach"],
-                  "%d / %d" % (len(r["experiments"]), len(r["baselines"])),
-                  pair(r["cpu_ns"], r["baseline_cpu_ns"], ns),
-                  ratio(r["cpu_ratio"]),
-                  pair(r["mean_ns"], r["baseline_mean_ns"], ns),
-                  ratio(r["mean_ratio"]),
-                  pair(r["total_s"], r["baseline_total_s"], secs),
-                  ratio(r["total_ratio"])]
-                 for r in sav["baseline"]],
-                "Attach+fault per session: shmdb / forktouch")
-        b.para("Runs: " + "; ".join(
-            "%s: %s against %s" % (r["guest"], ", ".join(r["experiments"]),
-                                   ", ".join(r["baselines"]))
-            for r in sav["baseline"]) + ".")
-        extra.append(b)
-    return [s, e] + extra
+        _guest_extrapolation(e, g, x, mode_x)
+    return e
+
+
+def _guest_extrapolation(e, g, x, mode_x):
+    beta = x["bytes_per_pmd_page"]
+    if not x["targets"]:
+        e.para("%s: measured %s bytes per unshared PMD page; no "
+               "extrapolation from a non-positive figure." % (
+                   g, num(beta)))
+        return
+    how = ("slopes of the aligned and skewed fits" if x["method"] ==
+           "fit" else "least-squares fit of the pairs' savings")
+    e.para("%s: sharing saves %s bytes per PMD page per extra process "
+           "(from the %s; model %d)." % (
+               g, num(beta), how, model.PT_PAGE))
+    e.table(["mapping", "processes", "saved (measured)",
+             "saved (model)"],
+            [[human_bytes(t["size"]), "{:,}".format(t["processes"]),
+              human_bytes(t["saved_bytes"]),
+              human_bytes(t["model_saved_bytes"])]
+             for t in x["targets"]])
+    a = x["article"]
+    mx = [m for m in mode_x if m["guest"] == g]
+    e.table(["mode", "fitted on", "measured / model per session",
+             "page tables for %s, %s processes" % (
+                 human_bytes(mx[0]["size"]) if mx else "",
+                 "{:,}".format(mx[0]["processes"]) if mx else ""),
+             "model"],
+            [[m["mode"], human_bytes(m["measured_size"]),
+              num(m["measured_over_model"]) if m["method"] == "fit"
+              else "n/a (no per-session cost)",
+              human_bytes(m["bytes"]),
+              human_bytes(m["model_bytes"])] for m in mx],
+            "Per mode, from the fits: the model's pages at the target "
+            "times the measured bytes per model page")
+    if any(m["mode"] == "2m-skewed" for m in mx):
+        e.para("A skewed mapping larger than 1 GiB still shares the "
+               "slots it covers completely: only its two edge slots "
+               "cost every process a PMD page, so the skewed figure "
+               "above is not the unshared cost; the savings table "
+               "uses one PMD page per GiB per process for that.")
+    e.para("The seed article's \"%s mapping, %s processes, 39GB saved\": "
+           "from these measurements a %s mapping shared by %s processes "
+           "saves %s, not %s; saving %s needs a %s mapping." % (
+               human_bytes(a["size"]), "{:,}".format(a["processes"]),
+               human_bytes(a["size"]), "{:,}".format(a["processes"]),
+               human_bytes(a["measured_saved_bytes"]),
+               human_bytes(a["claimed"]),
+               human_bytes(a["claimed"]),
+               human_bytes(a["size_needed"])))
+
+
+def seed_scale_section(sav):
+    if not sav.get("seed_scale"):
+        return []
+    x = Section("The seed's scale: 1 TiB")
+    x.para("A sparse 1 TiB segment (shmdb --touch sparse: one 2 MiB "
+           "page per 1 GiB slot) gives every session the page tables "
+           "of a 1 TiB mapping. Unshared (MAP_PRIVATE) against shared "
+           "(aligned); the measured bytes per modelled page of the "
+           "unshared run scale the 1024 PMD pages x 9,999 extra "
+           "processes of the seed's claim. PageTables counts PUD pages "
+           "only from Linux 6.7 (the model follows the workload's "
+           "pud_counted).")
+    x.table(["guest", "unshared run", "sessions", "per session",
+             "model", "shared run", "sessions", "per session", "model",
+             "1 TiB x 10,000 saves", "model"],
+            [[r["guest"], r["unshared"],
+              "{:,}".format(r["unshared_sessions"]),
+              human_bytes(r["unshared_per_session_bytes"]),
+              human_bytes(r["unshared_model_per_session_bytes"]),
+              r["shared"], "{:,}".format(r["shared_sessions"]),
+              human_bytes(r["shared_per_session_bytes"]),
+              human_bytes(r["shared_model_per_session_bytes"]),
+              human_bytes(r["saved_bytes"]),
+              human_bytes(r["model_saved_bytes"])]
+             for r in sav["seed_scale"]],
+            "Measured at the seed's scale")
+    return [x]
+
+
+def baseline_section(sav):
+    if not sav.get("baseline"):
+        return []
+    b = Section("Cost of sessions")
+    b.para("shmdb's attach+fault against forktouch, a bare "
+           "fork-and-touch of the same segment by as many processes in "
+           "the same guest. Each figure is the median over the "
+           "repeated runs (shmdb / forktouch). 'CPU' is the mean CPU "
+           "time a process spent from the start signal to its last "
+           "page faulted: what a session costs, and the figure the "
+           "goal (at most %sx) is read on. 'window' is the same "
+           "window in wall-clock time and 'phase' the whole attach "
+           "phase: with thousands of runnable processes on a few "
+           "CPUs they mostly measure the wait for a CPU, and under "
+           "TCG on a busy host single runs vary by up to 3x. Runs "
+           "written before the CPU time was recorded show n/a."
+           % savings.BASELINE_GOAL)
+    b.table(["guest", "sessions", "placement", "attach",
+             "runs", "CPU", "ratio", "window", "ratio", "phase",
+             "ratio"],
+            [[r["guest"], "{:,}".format(r["sessions"] or 0),
+              r["placement"], r["attach"],
+              "%d / %d" % (len(r["experiments"]), len(r["baselines"])),
+              pair(r["cpu_ns"], r["baseline_cpu_ns"], ns),
+              ratio(r["cpu_ratio"]),
+              pair(r["mean_ns"], r["baseline_mean_ns"], ns),
+              ratio(r["mean_ratio"]),
+              pair(r["total_s"], r["baseline_total_s"], secs),
+              ratio(r["total_ratio"])]
+             for r in sav["baseline"]],
+            "Attach+fault per session: shmdb / forktouch")
+    b.para("Runs: " + "; ".join(
+        "%s: %s against %s" % (r["guest"], ", ".join(r["experiments"]),
+                               ", ".join(r["baselines"]))
+        for r in sav["baseline"]) + ".")
+    return [b]
 
 
 HIST_COLUMNS = ("transactions", "faults", "transactions_disrupted",
@@ -414,6 +454,15 @@ def latency_sections(lat):
            "fault mutex and the page table allocation, and not across "
            "fork or UFFDIO_COPY (kernel-build/README.md, patch 3): a lower "
            "bound of the v5.7-v6.0 locking, not a reproduction of it.")
+    _histogram_tables(s, lat)
+    _ratio_tables(s, lat)
+    for sw in lat.get("sweeps", []):
+        _sweep_tables(s, sw)
+    _cdf_figures(s, lat)
+    return [s]
+
+
+def _histogram_tables(s, lat):
     for metric in HIST_COLUMNS + ("attach",):
         rows = []
         for r in lat["rows"]:
@@ -427,6 +476,9 @@ def latency_sections(lat):
         s.table(["guest", "experiment", "lock", "mode", "sessions",
                  "disrupt", "samples", "p50", "p99", "p99.9", "max"], rows,
                 latency.METRIC_TITLES[metric])
+
+
+def _ratio_tables(s, lat):
     rows = []
     for r in lat["rows"]:
         for op, o in r["ops"].items():
@@ -449,38 +501,43 @@ def latency_sections(lat):
     if not lat["ratios"]:
         s.para("No pair of runs differing only in the fault-lock mode "
                "(i_mmap and vma): no stall ratio.")
-    for sw in lat.get("sweeps", []):
-        title = "%s, %s, %s segment" % (
-            model.MODE_TITLES.get(sw["mode"], sw["mode"]),
-            ",".join(sw["disrupt"]), human_bytes(sw["size"]))
-        s.table(["mappers", "lock", "guest", "experiment", "faults", "p50",
-                 "p99", "max", "> 100 ms", "> 1 s", "> 2 s"],
-                [[p["sessions"], p["lock"], p["guest"], p["experiment"],
-                  p["count"], ns(p["p50"]), pct(p, "p99"), ns(p["max"]),
-                  count_range(p["over"]["100ms"]),
-                  count_range(p["over"]["1s"]),
-                  count_range(p["over"]["2s"])] for p in sw["points"]],
-                "Mapper sweep (%s; %s): fault latency against the number "
-                "of mappers" % (title, sw["metric"]))
-        s.table(["mappers", "runs (i_mmap, vma)", "p50 ratio", "p99 ratio",
-                 "worst-case ratio"],
-                [[x["sessions"], "%d, %d" % tuple(x["runs"]),
-                  ratio(x["p50_ratio"]), ratio(x["p99_ratio"]),
-                  ratio(x["max_ratio"])] for x in sw["ratios"]],
-                "Mapper sweep (%s): i_mmap / vma at equal mappers (medians "
-                "of repeated runs)" % title)
-        s.para("Under TCG every absolute time is inflated; the ratio "
-               "between the fault-lock modes at equal mappers is the "
-               "figure to trust.  First mapper count with a fault "
-               "certainly over 2 s: %s." % "; ".join(
-                   "%s %s" % (k, "{:,}".format(v["first_over_2s"])
-                              if v["first_over_2s"] else "none (of %s)" %
-                              ", ".join("{:,}".format(n) for n in
-                                        v["sessions_measured"]))
-                   for k, v in sorted(sw["stall_2s"].items())))
-        s.figure(plots.sweep_plot(sw),
-                 "Fault latency against mappers, %s: median (solid), p99 "
-                 "(dashed), maximum (dotted) per fault-lock mode" % title)
+
+
+def _sweep_tables(s, sw):
+    title = "%s, %s, %s segment" % (
+        model.MODE_TITLES.get(sw["mode"], sw["mode"]),
+        ",".join(sw["disrupt"]), human_bytes(sw["size"]))
+    s.table(["mappers", "lock", "guest", "experiment", "faults", "p50",
+             "p99", "max", "> 100 ms", "> 1 s", "> 2 s"],
+            [[p["sessions"], p["lock"], p["guest"], p["experiment"],
+              p["count"], ns(p["p50"]), pct(p, "p99"), ns(p["max"]),
+              count_range(p["over"]["100ms"]),
+              count_range(p["over"]["1s"]),
+              count_range(p["over"]["2s"])] for p in sw["points"]],
+            "Mapper sweep (%s; %s): fault latency against the number "
+            "of mappers" % (title, sw["metric"]))
+    s.table(["mappers", "runs (i_mmap, vma)", "p50 ratio", "p99 ratio",
+             "worst-case ratio"],
+            [[x["sessions"], "%d, %d" % tuple(x["runs"]),
+              ratio(x["p50_ratio"]), ratio(x["p99_ratio"]),
+              ratio(x["max_ratio"])] for x in sw["ratios"]],
+            "Mapper sweep (%s): i_mmap / vma at equal mappers (medians "
+            "of repeated runs)" % title)
+    s.para("Under TCG every absolute time is inflated; the ratio "
+           "between the fault-lock modes at equal mappers is the "
+           "figure to trust.  First mapper count with a fault "
+           "certainly over 2 s: %s." % "; ".join(
+               "%s %s" % (k, "{:,}".format(v["first_over_2s"])
+                          if v["first_over_2s"] else "none (of %s)" %
+                          ", ".join("{:,}".format(n) for n in
+                                    v["sessions_measured"]))
+               for k, v in sorted(sw["stall_2s"].items())))
+    s.figure(plots.sweep_plot(sw),
+             "Fault latency against mappers, %s: median (solid), p99 "
+             "(dashed), maximum (dotted) per fault-lock mode" % title)
+
+
+def _cdf_figures(s, lat):
     modes = [m for m in model.MODES if any(r["mode"] == m
                                            for r in lat["rows"])]
     for m in modes:
@@ -494,7 +551,6 @@ def latency_sections(lat):
                  "coloured by fault-lock mode as every plot (i_mmap red, "
                  "vma blue dashed, none grey); | marks the maximum"
                  % model.MODE_TITLES[m])
-    return [s]
 
 
 def correctness_sections(cor, pv):
@@ -580,6 +636,28 @@ def postgres_sections(pg):
            "backend has those anyway, the baseline too, so 'mapping' is "
            "set against 'own' (n/a: the result does not record them)."
            % ", ".join(pg["versions"]))
+    _level_tables(s, pg)
+    _run_table(s, pg)
+    s.table(["guest", "experiment", "placement", "filler blocks",
+             "data in 1 GiB slot(s)", "data buffers", "in full slots"],
+            [[x["guest"], x["experiment"], x["mode"],
+              num(x["filler_blocks"]),
+              ", ".join(map(str, x["slots"])) or "n/a",
+              num(x["buffers"]), num(x["in_full_slots"])]
+             for x in pg.get("placements") or []],
+            "Where pgbench's tables sat in the buffer pool (pg_buffercache; "
+            "slot 0 is the segment's first 1 GiB slot): a backend that "
+            "reads them shares the PMD tables of the full slots among "
+            "them, so the runs' share / unshare counters move only when "
+            "the data is in a full slot")
+    s.table(["guest", "experiment", "status", "first failure"],
+            [[f["guest"], f["experiment"], f["status"], f["failure"]]
+             for f in pg["failures"]], "pgbench results that did not "
+            "measure")
+    return [s]
+
+
+def _level_tables(s, pg):
     rows = []
     for r in pg["levels"]:
         sh = "; ".join("%s %s %s: %s" % (
@@ -607,6 +685,9 @@ def postgres_sections(pg):
                                        r["backends"],
                                        "; ".join(r["explanation"]))
            for r in pg["levels"]], "What accounts for the difference")
+
+
+def _run_table(s, pg):
     rows = [[r["guest"], r["experiment"],
              postgres.MODE_TITLES.get(postgres.PAGE_MODES.get(
                  r["page_size"]), "n/a"), r["clients"],
@@ -623,23 +704,6 @@ def postgres_sections(pg):
             "pgbench runs (TPS and latency from pgbench's per-transaction "
             "log over the steady window after every client connected; "
             "--connect opens a backend per transaction, its whole run)")
-    s.table(["guest", "experiment", "placement", "filler blocks",
-             "data in 1 GiB slot(s)", "data buffers", "in full slots"],
-            [[x["guest"], x["experiment"], x["mode"],
-              num(x["filler_blocks"]),
-              ", ".join(map(str, x["slots"])) or "n/a",
-              num(x["buffers"]), num(x["in_full_slots"])]
-             for x in pg.get("placements") or []],
-            "Where pgbench's tables sat in the buffer pool (pg_buffercache; "
-            "slot 0 is the segment's first 1 GiB slot): a backend that "
-            "reads them shares the PMD tables of the full slots among "
-            "them, so the runs' share / unshare counters move only when "
-            "the data is in a full slot")
-    s.table(["guest", "experiment", "status", "first failure"],
-            [[f["guest"], f["experiment"], f["status"], f["failure"]]
-             for f in pg["failures"]], "pgbench results that did not "
-            "measure")
-    return [s]
 
 
 def sections(an):
