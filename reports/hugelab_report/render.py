@@ -1,5 +1,7 @@
-"""render RUN_DIR: report.md, report.html (inline SVG), summary.json,
-junit.xml; update reports/runs/latest."""
+"""render RUN_DIR, the presentation of a run's analysis
+(summary.analyse): report.md, report.html (inline SVG), summary.json,
+junit.xml; update reports/runs/latest.  One section function per part of
+the report, each building its tables from the analysis' figures."""
 
 import json
 import os
