@@ -9,12 +9,11 @@ every failure of the tool itself (one line on stderr, no traceback):
 never 1, which playbooks/regress would read as a regression."""
 
 import argparse
-import json
 import os
 import sys
 
 from . import compare as cmpmod
-from . import compare_html, junit, render, rundir
+from . import compare_report, latest, render, rundir, summary
 
 
 def _fraction(s):
@@ -52,11 +51,11 @@ def parser():
                    "against the model (default 0.25)")
     r.add_argument("--fail-on-check", action="store_true",
                    help="exit 1 when a check failed")
-    r.add_argument("--runs-dir", default=render.RUNS_DIR,
+    r.add_argument("--runs-dir", default=latest.RUNS_DIR,
                    help="where the latest symlink lives (default %(default)s)")
     lt = sub.add_parser("latest", help="point RUNS_DIR/latest at the "
                         "newest run (by run id timestamp or start time)")
-    lt.add_argument("runs_dir", nargs="?", default=render.RUNS_DIR)
+    lt.add_argument("runs_dir", nargs="?", default=latest.RUNS_DIR)
     c = sub.add_parser(
         "compare", help="compare baseline run(s) with candidate run(s); "
         "exit 1 on a regression",
@@ -99,7 +98,8 @@ def parser():
 
 def do_render(a):
     run = rundir.load(a.run_dir)
-    an = render.render(run, tolerance=a.tolerance, runs_dir=a.runs_dir)
+    an = summary.analyse(run, tolerance=a.tolerance)
+    render.write_report(run, an, runs_dir=a.runs_dir)
     c = an["counts"]
     print("%s: %s, %d checks, %d failed, %d skipped -> %s" % (
         run.run_id, an["status"], c["checks"], c["failed"], c["skipped"],
@@ -176,16 +176,7 @@ def do_compare(a):
                          check_tolerance=a.check_tolerance,
                          noise_pages=a.noise_pages,
                          count_slack=a.count_slack, twins=tw)
-    env = render.environment()
-    md = env.get_template("compare.md.j2").render(c=res)
-    render.write_text(os.path.join(out, "compare.md"), md)
-    render.write_text(os.path.join(out, "compare.html"),
-                      compare_html.render(env, res))
-    render.write_text(os.path.join(out, "compare.json"),
-                      json.dumps(res, indent=1, sort_keys=True) + "\n")
-    junit.write(cmpmod.checks_of(res),
-                os.path.join(out, "junit-compare.xml"), "hugelab.compare")
-    sys.stdout.write(md)
+    sys.stdout.write(compare_report.write(res, out))
     return {"regression": EXIT_REGRESSION,
             "inconclusive": EXIT_INCONCLUSIVE}.get(res["status"], EXIT_OK)
 
@@ -194,8 +185,8 @@ def do_latest(a):
     if not os.path.isdir(a.runs_dir):
         raise rundir.RunDirError("%s: not a directory" % a.runs_dir)
     try:
-        name, changed = render.point_latest(a.runs_dir)
-    except render.LatestError as e:
+        name, changed = latest.point_latest(a.runs_dir)
+    except latest.LatestError as e:
         raise rundir.RunDirError(str(e)) from None
     if name is None:
         raise rundir.RunDirError("%s: no run directory" % a.runs_dir)

@@ -5,7 +5,7 @@ check per finding for JUnit."""
 import re
 
 from . import rundir
-from .junit import plain_text
+from .fmt import plain_text
 
 # Console lines that are kernel findings: the families the workloads look
 # for in dmesg (workloads/SCHEMA.md kernel_log) and the smoke collector on

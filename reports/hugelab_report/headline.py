@@ -12,7 +12,7 @@ fault-lock mode; from fewer they are "inconclusive (N runs)"."""
 import math
 from collections import defaultdict
 
-from . import latency, model, stats
+from . import fmt, latency, model, stats
 
 FAULT_METRICS = ("faulting_disrupted", "faults_disrupted", "faults")
 SEED_STALL = 2_000_000_000          # "latencies greater than two seconds"
@@ -163,8 +163,8 @@ def claims(an, st=None):
             "verdict": "refuted",
             "evidence": "it saves %s (4096 B per PMD page x 9,999 "
                         "processes; measured %s B per PMD page: %s)" % (
-                            model.human_bytes(one_gib), model.sig3(beta),
-                            model.human_bytes(model.sharing_savings(
+                            fmt.human_bytes(one_gib), fmt.sig3(beta),
+                            fmt.human_bytes(model.sharing_savings(
                                 model.GiB, 10000, beta)))})
         # Extrapolated, not measured: a run at 1 TiB x 10,000 (seed_scale
         # below) is what can reproduce it.
@@ -175,17 +175,17 @@ def claims(an, st=None):
             else "refuted",
             "evidence": "%s with 4096 B per PMD page; %s with the measured "
                         "%s B (extrapolated from %s)" % (
-                            model.human_bytes(one_tib),
-                            model.human_bytes(model.sharing_savings(
+                            fmt.human_bytes(one_tib),
+                            fmt.human_bytes(model.sharing_savings(
                                 model.TiB, 10000, beta)),
-                            model.sig3(beta),
+                            fmt.sig3(beta),
                             "the 1 GiB runs' bytes per PMD page")})
     else:
         out.append({"claim": "a 1 GB mapping shared by 10,000 processes "
                     "saves 39 GB of page tables", "verdict": "not measured",
                     "evidence": "no shared and unshared run at the same "
                     "session count (arithmetic alone: %s)" %
-                    model.human_bytes(one_gib)})
+                    fmt.human_bytes(one_gib)})
     for x in sav.get("seed_scale") or []:
         ok = abs(x["saved_bytes"] / x["model_saved_bytes"] - 1) <= 0.1
         out.append({
@@ -196,13 +196,13 @@ def claims(an, st=None):
                         "shared %s per session (%s, %s sessions): %s "
                         "saved (model %s)" % (
                             x["guest"],
-                            model.human_bytes(x["unshared_per_session_bytes"]),
+                            fmt.human_bytes(x["unshared_per_session_bytes"]),
                             x["unshared"],
                             "{:,}".format(x["unshared_sessions"]),
-                            model.human_bytes(x["shared_per_session_bytes"]),
+                            fmt.human_bytes(x["shared_per_session_bytes"]),
                             x["shared"], "{:,}".format(x["shared_sessions"]),
-                            model.human_bytes(x["saved_bytes"]),
-                            model.human_bytes(x["model_saved_bytes"]))})
+                            fmt.human_bytes(x["saved_bytes"]),
+                            fmt.human_bytes(x["model_saved_bytes"]))})
     judged = [c for c in an["checks"]
               if "sharing saves 4 KiB per PMD page" in c["name"] and
               c["status"] != "skip"]
@@ -237,7 +237,7 @@ def _worst(row, metrics):
 def _config(rows):
     r = rows[0]
     return "%s, %s, %s sessions, %s" % (
-        r["mode"], model.human_bytes(r["size"]) if r["size"] else "n/a",
+        r["mode"], fmt.human_bytes(r["size"]) if r["size"] else "n/a",
         "{:,}".format(r["sessions"]) if r["sessions"] else "n/a",
         ",".join(r["disrupt"]) or "no disruptor")
 
@@ -334,7 +334,7 @@ def stall_claim(groups):
         ev = ("worst i_mmap-mode fault stall during disruption %s (%s/%s, "
               "%s), at least %d faults over 2 s; 1 run: %s, every one "
               "over 2 s (reproduced) or none (refuted)" % (
-                  _ns(ws[0]), w["guest"], w["experiment"], _config(rows),
+                  fmt.ns(ws[0]), w["guest"], w["experiment"], _config(rows),
                   over, DECIDED_BY))
     else:
         ev = ("%s of %s in i_mmap mode, worst fault stall during "
@@ -342,9 +342,9 @@ def stall_claim(groups):
               "2 s (%s, every one over 2 s or none; a sign test over %s: "
               "one-sided p = 2^-%d = %s)" % (
                   _runs(len(ws)), _config(rows),
-                  ", ".join(_ns(x) for x in ws), over,
+                  ", ".join(fmt.ns(x) for x in ws), over,
                   sum(x > SEED_STALL for x in ws), DECIDED_BY,
-                  _runs(len(ws)), len(ws), model.sig3(2.0 ** -len(ws))))
+                  _runs(len(ws)), len(ws), fmt.sig3(2.0 ** -len(ws))))
     return {"claim": STALL_CLAIM, "verdict": verdict, "kind": "latency",
             "runs": len(ws), "evidence": ev}
 
@@ -393,10 +393,10 @@ def better_claim(an, groups):
               "%s vs %s, %s; p99 ratio %s); 1 run of each mode: %s, every "
               "i_mmap run %sx every vma run or more (reproduced) or every "
               "one less (refuted)" % (
-                  model.sig3(wi[0] / wv[0]), model.sig3(A_LOT_BETTER),
-                  _ns(wi[0]), _ns(wv[0]), _config(rows),
-                  "%sx" % model.sig3(p99) if p99 else "n/a", DECIDED_BY,
-                  model.sig3(A_LOT_BETTER)))
+                  fmt.sig3(wi[0] / wv[0]), fmt.sig3(A_LOT_BETTER),
+                  fmt.ns(wi[0]), fmt.ns(wv[0]), _config(rows),
+                  "%sx" % fmt.sig3(p99) if p99 else "n/a", DECIDED_BY,
+                  fmt.sig3(A_LOT_BETTER)))
     else:
         ev = ("%d i_mmap and %d vma runs of %s (%s): worst stalls i_mmap "
               "%s, vma %s; cross ratios %sx-%sx (a lot: %sx or more in "
@@ -404,13 +404,13 @@ def better_claim(an, groups):
               "the chance is 1/C(%d, %d) = %s when the modes differ by "
               "exactly %sx)" % (
                   len(wi), len(wv), _config(rows), metric,
-                  ", ".join(_ns(v) for v in wi),
-                  ", ".join(_ns(v) for v in wv),
-                  model.sig3(min(wi) / max(wv)),
-                  model.sig3(max(wi) / min(wv)), model.sig3(A_LOT_BETTER),
+                  ", ".join(fmt.ns(v) for v in wi),
+                  ", ".join(fmt.ns(v) for v in wv),
+                  fmt.sig3(min(wi) / max(wv)),
+                  fmt.sig3(max(wi) / min(wv)), fmt.sig3(A_LOT_BETTER),
                   DECIDED_BY, len(wi) + len(wv), len(wi),
-                  model.sig3(1.0 / math.comb(len(wi) + len(wv), len(wi))),
-                  model.sig3(A_LOT_BETTER)))
+                  fmt.sig3(1.0 / math.comb(len(wi) + len(wv), len(wi))),
+                  fmt.sig3(A_LOT_BETTER)))
     return {"claim": BETTER_CLAIM, "verdict": verdict, "kind": "latency",
             "runs": r, "evidence": ev}
 
@@ -439,13 +439,6 @@ def latency_status(claims):
     if any(c["verdict"] in ("reproduced", "refuted") for c in lat):
         return "decided"
     return "not measured"
-
-
-def _ns(v):
-    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(v) >= div:
-            return "%s %s" % (model.sig3(v / div), unit)
-    return "%d ns" % round(v)
 
 
 def analyse(an):

@@ -7,30 +7,12 @@ stripped of ANSI escape sequences and other control characters
 (`plain_text`), so an excerpt of a coloured systemd line stays readable
 and the document stays valid."""
 
-import re
 from collections import OrderedDict
 
 import junit_xml
 
-# CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), and two-byte
-# ESC sequences; then any C0/C1 control character but tab and newline.
-ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]"
-                     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-                     r"|\x1b[@-Z\\-_]")
-CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# A lone UTF-16 surrogate (JSON "\ud800" without its pair): no UTF-8
-# encoding exists, so writing it would crash; it becomes U+FFFD.
-SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
-def plain_text(text):
-    """text without ANSI escape sequences and control characters (tab and
-    newline kept; a carriage return becomes nothing), a lone surrogate
-    as U+FFFD."""
-    if text is None:
-        return None
-    return SURROGATE_RE.sub("\ufffd", CONTROL_RE.sub(
-        "", ANSI_RE.sub("", str(text))))
+# plain_text: junit.plain_text, as before it moved to fmt
+from .fmt import SURROGATE_RE, plain_text  # noqa: F401
 
 
 def suites_of(checks, name):

@@ -172,34 +172,3 @@ def size_for_savings(target_bytes, processes, bytes_per_pmd_page=PT_PAGE):
     if per_gib <= 0:
         return None
     return math.ceil(target_bytes / per_gib) * GiB
-
-
-def human_bytes(n):
-    """1536 -> '1.50 KiB' (binary units, three significant digits)."""
-    if n is None:
-        return "n/a"
-    sign = "-" if n < 0 else ""
-    n = abs(float(n))
-    units = ("B", "KiB", "MiB", "GiB", "TiB")
-    i = 0
-    while n >= 1024 and i < len(units) - 1:
-        n /= 1024
-        i += 1
-    if i == 0:
-        return "%s%d B" % (sign, round(n))
-    return "%s%s %s" % (sign, sig3(n), units[i])
-
-
-def sig3(x):
-    """Three significant digits without an exponent: 39.06 -> '39.1'."""
-    x = float(x)
-    if x == 0:
-        return "0"
-    a = abs(x)
-    if a >= 100:
-        return "%.0f" % x
-    if a >= 10:
-        return "%.1f" % x
-    if a >= 1:
-        return "%.2f" % x
-    return "%.3g" % x

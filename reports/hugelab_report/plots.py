@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from . import latency, model, stats  # noqa: E402
+from . import fmt, latency, model, stats  # noqa: E402
 
 matplotlib.rcParams.update({
     "svg.hashsalt": "hugelab",
@@ -50,7 +50,7 @@ def savings_plot(fits, guest):
         if f["guest"] != guest:
             continue
         color, marker = MODE_STYLE[f["mode"]]
-        label = "%s, %s" % (f["mode"], model.human_bytes(f["size"]))
+        label = "%s, %s" % (f["mode"], fmt.human_bytes(f["size"]))
         xs, ys = f["sessions"], f["bytes"]
         ax.plot(xs, ys, linestyle="none", marker=marker, color=color,
                 label=label)

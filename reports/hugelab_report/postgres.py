@@ -24,7 +24,7 @@ Per client level of every pgbench result:
   session's own page tables: its `before` is taken after the fork).
 """
 
-from . import model
+from . import fmt, model
 
 PAGE_MODES = {4096: "4k", 2 * model.MiB: "2m-aligned", model.GiB: "1g"}
 MODE_TITLES = {"4k": "4 KiB (huge_pages=off)", "2m-aligned": "2 MiB",
@@ -212,7 +212,7 @@ def _neighbours_sentence(r):
             % (" and ".join(held), "hold" if many else "holds",
                "their" if many else "its", " and ".join(kinds),
                "pages are" if many else "page is",
-               model.human_bytes(r["model_own"])))
+               fmt.human_bytes(r["model_own"])))
 
 
 def _whole_pages_sentence(r):
@@ -251,11 +251,11 @@ def explain(r):
             "costs every backend its own PMD page (%s); a 1 GiB-aligned "
             "mapping of whole GiB (shmdb aligned) has none"
             % (r["address"], slots, full,
-               model.human_bytes(part * model.PT_PAGE)))
+               fmt.human_bytes(part * model.PT_PAGE)))
     elif r["mode"] == "4k":
         out.append("4 KiB pages: every warm backend maps the whole segment "
                    "with its own PTE pages (%s by the model); no sharing"
-                   % model.human_bytes(r["model"]))
+                   % fmt.human_bytes(r["model"]))
     elif r["mode"] == "1g":
         out.append("1 GiB pages are mapped at the PUD level: the mapping "
                    "costs no page-table page, so this row is the "
@@ -268,17 +268,17 @@ def explain(r):
         out.append("a PostgreSQL backend's own page tables (%s at this "
                    "count, measured with 1 GiB pages) are in its figure; "
                    "shmdb's per-session figure excludes them"
-                   % model.human_bytes(r["baseline"]))
+                   % fmt.human_bytes(r["baseline"]))
     elif (r["mode"] != "1g" and r.get("model") is not None
           and isinstance(r.get("measured"), (int, float))):
         out.append("measured - %s = %s per backend: the backends' own "
                    "page tables and whatever the model does not explain "
                    "(no 1 GiB-page run at this count to tell them apart)"
-                   % (cmp, model.human_bytes(
+                   % (cmp, fmt.human_bytes(
                        r["measured"] - compared_model(r))))
     if r.get("unexplained") is not None and r["mode"] != "1g":
         out.append("measured - baseline - %s = %s per backend"
-                   % (cmp, model.human_bytes(r["unexplained"])))
+                   % (cmp, fmt.human_bytes(r["unexplained"])))
         whole = None if own else _whole_pages_sentence(r)
         if whole:
             out.append(whole)
@@ -298,13 +298,13 @@ def _layout_sentence(r):
          "clusters, which moves its own page tables by whole pages either "
          "way (the result records the postmaster's maps, not a backend's, "
          "so this is the likely cause, not a measured one)"
-         % (model.sig3(abs(pages)), "over" if pages > 0 else "under"))
+         % (fmt.sig3(abs(pages)), "over" if pages > 0 else "under"))
     if r.get("vmpte_warm") and r.get("baseline_vmpte"):
         s += ("; VmPTE of a warm backend: %s here, %s in the baseline "
               "(VmPTE also counts every shared PMD page for each sharer, "
               "and PUD pages that this kernel's PageTables leaves out)"
-              % (model.human_bytes(r["vmpte_warm"]),
-                 model.human_bytes(r["baseline_vmpte"])))
+              % (fmt.human_bytes(r["vmpte_warm"]),
+                 fmt.human_bytes(r["baseline_vmpte"])))
     return s
 
 

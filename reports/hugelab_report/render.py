@@ -1,57 +1,18 @@
-"""render RUN_DIR: report.md, report.html (inline SVG), summary.json,
-junit.xml; update reports/runs/latest."""
+"""render RUN_DIR, the presentation of a run's analysis
+(summary.analyse): report.md, report.html (inline SVG), summary.json,
+junit.xml; update reports/runs/latest.  One section function per part of
+the report, each building its tables from the analysis' figures."""
 
-import datetime
 import json
 import os
-import re
 import sys
 
-import jinja2
-import markupsafe
-
 from . import (headline, junit, latency, model, plots, postgres, savings,
-               stats, summary)
-
-TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
-RUNS_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "..",
-                                         "runs"))
-
-
-def ns(v):
-    """Nanoseconds for people: 1234567 -> '1.23 ms'."""
-    if v is None:
-        return "n/a"
-    v = float(v)
-    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(v) >= div:
-            return "%s %s" % (model.sig3(v / div), unit)
-    return "%d ns" % round(v)
-
-
-def num(v):
-    if v is None:
-        return "n/a"
-    if isinstance(v, float):
-        return model.sig3(v)
-    return str(v)
-
-
-def pct(m, key):
-    """A percentile of a latency summary for people: '= max' when the
-    run has too few samples for it (latency.PERCENTILE_MIN_SAMPLES: the
-    nearest-rank p99 of fewer than 100 samples is the maximum)."""
-    m = m or {}
-    if m.get(key) is None and m.get("count"):
-        return "= max"
-    return ns(m.get(key))
-
-
-def verdict_text(v):
-    """A verdict for people: its word upper case, what follows in
-    parentheses as it is ('INCONCLUSIVE (1 run)')."""
-    head, sep, rest = str(v).partition(" (")
-    return head.upper() + (" (" + rest if sep else "")
+               summary)
+from .fmt import (count_range, human_bytes, ns, num, page_size, pair,
+                  params_text, pct, ratio, secs, sig3, verdict_text)
+from .latest import RUNS_DIR, LatestError, update_latest
+from .pages import environment, write_text
 
 
 def status_line(an):
@@ -63,10 +24,6 @@ def status_line(an):
     if lat == "decided":
         lat = "decided (see Headline)"
     return an["status"].upper(), verdict_text(lat), cls
-
-
-def ratio(v):
-    return "n/a" if v is None else "%sx" % model.sig3(v)
 
 
 class Section:
@@ -95,42 +52,28 @@ class Section:
                                 "caption": caption})
 
 
-def params_text(cfg):
-    """Workload parameters as 'key value' pairs, sizes in binary units."""
-    out = []
-    for k in sorted(cfg or {}):
-        v = cfg[k]
-        if isinstance(v, bool):
-            v = "yes" if v else "no"
-        elif v is None:
-            v = "none"
-        elif isinstance(v, int) and ("size" in k or k.endswith("bytes") or
-                                     k.endswith("len")) and v >= 1024:
-            v = model.human_bytes(v)
-        elif isinstance(v, (list, tuple)):
-            v = ",".join(str(x) for x in v) or "none"
-        elif isinstance(v, dict):
-            v = ", ".join("%s %s" % kv for kv in sorted(v.items()))
-        out.append("%s %s" % (k.replace("_", " "), v))
-    return "; ".join(out) or "none"
-
-
-def _page_size(v):
-    try:
-        return model.human_bytes(int(v))
-    except (TypeError, ValueError):
-        return str(v)
-
-
-def _count_range(lo_hi):
-    lo, hi = lo_hi
-    return str(lo) if lo == hi else "%d-%d" % (lo, hi)
-
-
 def headline_sections(an):
     hl = an["headline"]
     s = Section("Headline")
     c = an["counts"]
+    _claim_tables(s, hl, c)
+    _page_table_tables(s, hl)
+    _stall_tables(s, hl)
+    s.table(["kernel", "guest", "status", "kernel findings",
+             "warnings expected", "failed checks"],
+            [[x["kernel"], x["guest"], x["status"], x["kernel_findings"],
+              "yes" if x["expect_warnings"] else "no", x["failed_checks"]]
+             for x in hl["correctness"]], "Correctness per guest")
+    rows = an["latency"]["rows"]
+    for m in [m for m in model.MODES if any(r["mode"] == m for r in rows)]:
+        s.figure(plots.ccdf_plot(rows, m, CCDF_METRICS),
+                 "Survival (CCDF) of fault latency per fault-lock mode, "
+                 "log-log, %s: the fraction of faults slower than x; "
+                 "each step is one histogram bucket" % model.MODE_TITLES[m])
+    return [s]
+
+
+def _claim_tables(s, hl, c):
     s.para("Correctness: %s (%d checks, %d failed, %d skipped; "
            "details under Correctness and Checks)." % (
                "pass" if hl["verdict"] == "ok" else "FAIL", c["checks"],
@@ -150,17 +93,20 @@ def headline_sections(an):
            "is less; otherwise, and from fewer runs, inconclusive, with "
            "the figures measured." % (
                verdict_text(hl["latency_claims"]), headline.MIN_ROUNDS,
-               model.sig3(headline.A_LOT_BETTER)))
+               sig3(headline.A_LOT_BETTER)))
     s.table(["seed claim", "verdict", "measured"],
             [[x["claim"], verdict_text(x["verdict"]), x["evidence"]]
              for x in hl["claims"] if x.get("kind") == "latency"],
             "The seed article's latency claims")
+
+
+def _page_table_tables(s, hl):
     s.table(["kernel", "guest", "page mode", "segment", "sessions",
              "page tables per session", "model", "within model"],
             [[x["kernel"], x["guest"], x["mode"],
-              model.human_bytes(x["size"]), x["sessions"],
-              model.human_bytes(x["per_session_bytes"]),
-              model.human_bytes(x["model_per_session_bytes"]),
+              human_bytes(x["size"]), x["sessions"],
+              human_bytes(x["per_session_bytes"]),
+              human_bytes(x["model_per_session_bytes"]),
               x["check"]] for x in hl["page_tables"]],
             "Page-table bytes per session against the model (per page "
             "mode the run with the most sessions)")
@@ -168,9 +114,9 @@ def headline_sections(an):
     s.table(["kernel", "guest", "sessions", "segment", "saved (measured)",
              "saved (model)", "bytes per PMD page (measured)"],
             [[x["kernel"], x["guest"], x["sessions"],
-              model.human_bytes(x["size"]),
-              model.human_bytes(x["saved_bytes"]),
-              model.human_bytes(x["model_saved_bytes"]),
+              human_bytes(x["size"]),
+              human_bytes(x["saved_bytes"]),
+              human_bytes(x["model_saved_bytes"]),
               num(x["bytes_per_pmd_page"])] for x in sv["pairs"]],
             "Saving from sharing at the measured scale")
     cross = "; ".join("%s %s B" % (g, num(v)) for g, v in
@@ -178,21 +124,24 @@ def headline_sections(an):
                       if v is not None) or "not measured"
     s.table(["mapping", "processes", "PMD pages per process",
              "saved with 4096 B per PMD page"],
-            [[model.human_bytes(t["size"]), "{:,}".format(t["processes"]),
+            [[human_bytes(t["size"]), "{:,}".format(t["processes"]),
               "{:,}".format(t["per_process_bytes"] // model.PT_PAGE),
-              model.human_bytes(t["saved_bytes"])] for t in sv["targets"]],
+              human_bytes(t["saved_bytes"])] for t in sv["targets"]],
             "Extrapolated to the seed's 1 GB x 10,000 processes and the "
             "1 TiB it takes for 39 GB")
     s.para("Extrapolations multiply by the kernel's 4096 bytes per PMD "
            "page; the measured bytes per PMD page saved are the "
            "cross-check: %s." % cross)
+
+
+def _stall_tables(s, hl):
     s.table(["fault lock", "kernel", "guest", "experiment", "disrupt",
              "sessions", "faults", "worst fault stall", "> 100 ms", "> 1 s",
              "> 2 s"],
             [[x["lock"], x["kernel"], x["guest"], x["experiment"],
               ",".join(x["disrupt"]) or "none", x["sessions"], x["count"],
-              ns(x["worst"]), _count_range(x["over"]["100ms"]),
-              _count_range(x["over"]["1s"]), _count_range(x["over"]["2s"])]
+              ns(x["worst"]), count_range(x["over"]["100ms"]),
+              count_range(x["over"]["1s"]), count_range(x["over"]["2s"])]
              for x in hl["stalls"]],
             "Fault stalls per fault-lock mode: during disruption, only "
             "the reads that faulted when recorded, else all faults then; "
@@ -214,18 +163,6 @@ def headline_sections(an):
                 "Fault stalls against the number of mappers (mapper sweeps; "
                 "under TCG trust the ratio between modes, not the absolute "
                 "times)")
-    s.table(["kernel", "guest", "status", "kernel findings",
-             "warnings expected", "failed checks"],
-            [[x["kernel"], x["guest"], x["status"], x["kernel_findings"],
-              "yes" if x["expect_warnings"] else "no", x["failed_checks"]]
-             for x in hl["correctness"]], "Correctness per guest")
-    rows = an["latency"]["rows"]
-    for m in [m for m in model.MODES if any(r["mode"] == m for r in rows)]:
-        s.figure(plots.ccdf_plot(rows, m, CCDF_METRICS),
-                 "Survival (CCDF) of fault latency per fault-lock mode, "
-                 "log-log, %s: the fraction of faults slower than x; "
-                 "each step is one histogram bucket" % model.MODE_TITLES[m])
-    return [s]
 
 
 def provenance_sections(pv):
@@ -268,18 +205,7 @@ def provenance_sections(pv):
     return [s]
 
 
-def secs(x):
-    return "n/a" if x is None else "%s s" % model.sig3(x)
-
-
-def pair(a, b, fmt):
-    """'a / b' with fmt, or n/a when either is missing."""
-    if a is None or b is None:
-        return "n/a"
-    return "%s / %s" % (fmt(a), fmt(b))
-
-
-def savings_sections(sav, tolerance):
+def savings_sections(sav):
     s = Section("Savings")
     s.para("PageTables delta (/proc/meminfo, attached minus before) per "
            "run against the model (KERNEL-NOTES: 4 KiB pages cost a PTE "
@@ -289,36 +215,51 @@ def savings_sections(sav, tolerance):
            "none). The model counts only the mapping's page tables; "
            "'overhead' is what each session costs beyond it (its own "
            "stack, text and upper levels).")
+    _measured_table(s, sav)
+    _fits_table(s, sav)
+    _pairs_table(s, sav)
+    guests = sorted({f["guest"] for f in sav["fits"]})
+    for g in guests:
+        s.figure(plots.savings_plot(sav["fits"], g),
+                 "Page-table bytes against sessions, %s" % g)
+    return ([s, extrapolation_section(sav)] + seed_scale_section(sav) +
+            baseline_section(sav))
+
+
+def _measured_table(s, sav):
     rows = []
     for r in sav["rows"]:
         c = ", ".join("%s=%s" % (r["counter_keys"][k], r["counters"][k])
                       for k in sorted(r["counters"])) or "none"
         rows.append([r["guest"], r["experiment"], r["mode"],
-                     model.human_bytes(r["size"]), r["sessions"],
-                     model.human_bytes(r["measured_bytes"]),
-                     model.human_bytes(r["model_bytes"]),
-                     model.human_bytes(r["per_session_bytes"]),
-                     model.human_bytes(r["model_per_session_bytes"]),
-                     model.human_bytes(r["overhead_per_session"]), c])
+                     human_bytes(r["size"]), r["sessions"],
+                     human_bytes(r["measured_bytes"]),
+                     human_bytes(r["model_bytes"]),
+                     human_bytes(r["per_session_bytes"]),
+                     human_bytes(r["model_per_session_bytes"]),
+                     human_bytes(r["overhead_per_session"]), c])
     s.table(["guest", "experiment", "mode", "segment", "sessions",
              "measured", "model", "per session", "model per session",
              "overhead per session", "kernel PMD-share counters"], rows,
             "Measured page tables")
+
+
+def _fits_table(s, sav):
     rows = []
     for f in sav["fits"]:
         if "slope" not in f:
-            rows.append([f["guest"], f["mode"], model.human_bytes(f["size"]),
+            rows.append([f["guest"], f["mode"], human_bytes(f["size"]),
                          len(f["sessions"]), "n/a (one session count)",
                          "", "", "",
-                         model.human_bytes(f["model_marginal_bytes"])])
+                         human_bytes(f["model_marginal_bytes"])])
             continue
-        rows.append([f["guest"], f["mode"], model.human_bytes(f["size"]),
-                     f["n"], model.human_bytes(f["slope"]),
-                     model.human_bytes(f["slope_per_gib"]),
-                     model.human_bytes(f["intercept"]),
+        rows.append([f["guest"], f["mode"], human_bytes(f["size"]),
+                     f["n"], human_bytes(f["slope"]),
+                     human_bytes(f["slope_per_gib"]),
+                     human_bytes(f["intercept"]),
                      "n/a (2 session counts)" if f.get("exact")
                      else num(f["r2"]),
-                     model.human_bytes(f["model_marginal_bytes"])])
+                     human_bytes(f["model_marginal_bytes"])])
     s.table(["guest", "mode", "segment", "points", "slope per session",
              "slope per session per GiB", "intercept", "R²",
              "model mapping cost per extra session"], rows,
@@ -332,25 +273,28 @@ def savings_sections(sav, tolerance):
                "estimate, and the extrapolations below inherit that. "
                "A third session count in the inventory gives both." %
                ", ".join(two))
+
+
+def _pairs_table(s, sav):
     rows = []
     for p in sav["pairs"]:
         counter = "n/a"
         if p["counter_share"] is not None:
             counter = "%s shares = %s (model %d)" % (
                 num(p["counter_share"]),
-                model.human_bytes(p["counter_share_bytes"]),
+                human_bytes(p["counter_share_bytes"]),
                 p["model_share_events"])
         rows.append([p["guest"], p["sessions"],
                      "%s (%s)" % (", ".join(p["shared_experiments"]),
-                                  model.human_bytes(p["size"])),
+                                  human_bytes(p["size"])),
                      "%s (%s, %s)" % (", ".join(p["unshared_experiments"]),
                                       p["unshared_mode"],
-                                      model.human_bytes(p["unshared_size"])),
-                     model.human_bytes(p["shared_bytes"]),
-                     model.human_bytes(p["unshared_bytes"]),
-                     model.human_bytes(p["saved_bytes"]),
-                     model.human_bytes(p["saved_per_session"]),
-                     model.human_bytes(p["model_saved_bytes"]),
+                                      human_bytes(p["unshared_size"])),
+                     human_bytes(p["shared_bytes"]),
+                     human_bytes(p["unshared_bytes"]),
+                     human_bytes(p["saved_bytes"]),
+                     human_bytes(p["saved_per_session"]),
+                     human_bytes(p["model_saved_bytes"]),
                      num(p["bytes_per_pmd_page"]), counter])
     s.table(["guest", "sessions", "shared run", "unshared run", "shared",
              "unshared", "saved (unshared - shared)", "saved per session",
@@ -359,123 +303,133 @@ def savings_sections(sav, tolerance):
     if not sav["pairs"]:
         s.para("No guest ran a sharing and an unshared 2 MiB run at the "
                "same session count: no sharing savings measured.")
-    guests = sorted({f["guest"] for f in sav["fits"]})
-    for g in guests:
-        s.figure(plots.savings_plot(sav["fits"], g),
-                 "Page-table bytes against sessions, %s" % g)
+
+
+def extrapolation_section(sav):
     e = Section("Extrapolation", 3)
     mode_x = sav["mode_extrapolation"]
     if not sav["extrapolation"]:
         e.para("No estimate of the bytes one unshared PMD page costs: "
                "nothing to extrapolate from.")
     for g, x in sav["extrapolation"].items():
-        beta = x["bytes_per_pmd_page"]
-        if not x["targets"]:
-            e.para("%s: measured %s bytes per unshared PMD page; no "
-                   "extrapolation from a non-positive figure." % (
-                       g, num(beta)))
-            continue
-        how = ("slopes of the aligned and skewed fits" if x["method"] ==
-               "fit" else "least-squares fit of the pairs' savings")
-        e.para("%s: sharing saves %s bytes per PMD page per extra process "
-               "(from the %s; model %d)." % (
-                   g, num(beta), how, model.PT_PAGE))
-        e.table(["mapping", "processes", "saved (measured)",
-                 "saved (model)"],
-                [[model.human_bytes(t["size"]), "{:,}".format(t["processes"]),
-                  model.human_bytes(t["saved_bytes"]),
-                  model.human_bytes(t["model_saved_bytes"])]
-                 for t in x["targets"]])
-        a = x["article"]
-        mx = [m for m in mode_x if m["guest"] == g]
-        e.table(["mode", "fitted on", "measured / model per session",
-                 "page tables for %s, %s processes" % (
-                     model.human_bytes(mx[0]["size"]) if mx else "",
-                     "{:,}".format(mx[0]["processes"]) if mx else ""),
-                 "model"],
-                [[m["mode"], model.human_bytes(m["measured_size"]),
-                  num(m["measured_over_model"]) if m["method"] == "fit"
-                  else "n/a (no per-session cost)",
-                  model.human_bytes(m["bytes"]),
-                  model.human_bytes(m["model_bytes"])] for m in mx],
-                "Per mode, from the fits: the model's pages at the target "
-                "times the measured bytes per model page")
-        if any(m["mode"] == "2m-skewed" for m in mx):
-            e.para("A skewed mapping larger than 1 GiB still shares the "
-                   "slots it covers completely: only its two edge slots "
-                   "cost every process a PMD page, so the skewed figure "
-                   "above is not the unshared cost; the savings table "
-                   "uses one PMD page per GiB per process for that.")
-        e.para("The seed article's \"%s mapping, %s processes, 39GB saved\": "
-               "from these measurements a %s mapping shared by %s processes "
-               "saves %s, not %s; saving %s needs a %s mapping." % (
-                   model.human_bytes(a["size"]), "{:,}".format(a["processes"]),
-                   model.human_bytes(a["size"]), "{:,}".format(a["processes"]),
-                   model.human_bytes(a["measured_saved_bytes"]),
-                   model.human_bytes(a["claimed"]),
-                   model.human_bytes(a["claimed"]),
-                   model.human_bytes(a["size_needed"])))
-    extra = []
-    if sav.get("seed_scale"):
-        x = Section("The seed's scale: 1 TiB")
-        x.para("A sparse 1 TiB segment (shmdb --touch sparse: one 2 MiB "
-               "page per 1 GiB slot) gives every session the page tables "
-               "of a 1 TiB mapping. Unshared (MAP_PRIVATE) against shared "
-               "(aligned); the measured bytes per modelled page of the "
-               "unshared run scale the 1024 PMD pages x 9,999 extra "
-               "processes of the seed's claim. PageTables counts PUD pages "
-               "only from Linux 6.7 (the model follows the workload's "
-               "pud_counted).")
-        x.table(["guest", "unshared run", "sessions", "per session",
-                 "model", "shared run", "sessions", "per session", "model",
-                 "1 TiB x 10,000 saves", "model"],
-                [[r["guest"], r["unshared"],
-                  "{:,}".format(r["unshared_sessions"]),
-                  model.human_bytes(r["unshared_per_session_bytes"]),
-                  model.human_bytes(r["unshared_model_per_session_bytes"]),
-                  r["shared"], "{:,}".format(r["shared_sessions"]),
-                  model.human_bytes(r["shared_per_session_bytes"]),
-                  model.human_bytes(r["shared_model_per_session_bytes"]),
-                  model.human_bytes(r["saved_bytes"]),
-                  model.human_bytes(r["model_saved_bytes"])]
-                 for r in sav["seed_scale"]],
-                "Measured at the seed's scale")
-        extra.append(x)
-    if sav.get("baseline"):
-        b = Section("Cost of sessions")
-        b.para("shmdb's attach+fault against forktouch, a bare "
-               "fork-and-touch of the same segment by as many processes in "
-               "the same guest. Each figure is the median over the "
-               "repeated runs (shmdb / forktouch). 'CPU' is the mean CPU "
-               "time a process spent from the start signal to its last "
-               "page faulted: what a session costs, and the figure the "
-               "goal (at most %sx) is read on. 'window' is the same "
-               "window in wall-clock time and 'phase' the whole attach "
-               "phase: with thousands of runnable processes on a few "
-               "CPUs they mostly measure the wait for a CPU, and under "
-               "TCG on a busy host single runs vary by up to 3x. Runs "
-               "written before the CPU time was recorded show n/a."
-               % savings.BASELINE_GOAL)
-        b.table(["guest", "sessions", "placement", "attach",
-                 "runs", "CPU", "ratio", "window", "ratio", "phase",
-                 "ratio"],
-                [[r["guest"], "{:,}".format(r["sessions"] or 0),
-                  r["placement"], r["attach"],
-                  "%d / %d" % (len(r["experiments"]), len(r["baselines"])),
-                  pair(r["cpu_ns"], r["baseline_cpu_ns"], ns),
-                  ratio(r["cpu_ratio"]),
-                  pair(r["mean_ns"], r["baseline_mean_ns"], ns),
-                  ratio(r["mean_ratio"]),
-                  pair(r["total_s"], r["baseline_total_s"], secs),
-                  ratio(r["total_ratio"])]
-                 for r in sav["baseline"]],
-                "Attach+fault per session: shmdb / forktouch")
-        b.para("Runs: " + "; ".join(
-            "%s: %s against %s" % (r["guest"], ", ".join(r["experiments"]),
-                                   ", ".join(r["baselines"]))
-            for r in sav["baseline"]) + ".")
-        extra.append(b)
-    return [s, e] + extra
+        _guest_extrapolation(e, g, x, mode_x)
+    return e
+
+
+def _guest_extrapolation(e, g, x, mode_x):
+    beta = x["bytes_per_pmd_page"]
+    if not x["targets"]:
+        e.para("%s: measured %s bytes per unshared PMD page; no "
+               "extrapolation from a non-positive figure." % (
+                   g, num(beta)))
+        return
+    how = ("slopes of the aligned and skewed fits" if x["method"] ==
+           "fit" else "least-squares fit of the pairs' savings")
+    e.para("%s: sharing saves %s bytes per PMD page per extra process "
+           "(from the %s; model %d)." % (
+               g, num(beta), how, model.PT_PAGE))
+    e.table(["mapping", "processes", "saved (measured)",
+             "saved (model)"],
+            [[human_bytes(t["size"]), "{:,}".format(t["processes"]),
+              human_bytes(t["saved_bytes"]),
+              human_bytes(t["model_saved_bytes"])]
+             for t in x["targets"]])
+    a = x["article"]
+    mx = [m for m in mode_x if m["guest"] == g]
+    e.table(["mode", "fitted on", "measured / model per session",
+             "page tables for %s, %s processes" % (
+                 human_bytes(mx[0]["size"]) if mx else "",
+                 "{:,}".format(mx[0]["processes"]) if mx else ""),
+             "model"],
+            [[m["mode"], human_bytes(m["measured_size"]),
+              num(m["measured_over_model"]) if m["method"] == "fit"
+              else "n/a (no per-session cost)",
+              human_bytes(m["bytes"]),
+              human_bytes(m["model_bytes"])] for m in mx],
+            "Per mode, from the fits: the model's pages at the target "
+            "times the measured bytes per model page")
+    if any(m["mode"] == "2m-skewed" for m in mx):
+        e.para("A skewed mapping larger than 1 GiB still shares the "
+               "slots it covers completely: only its two edge slots "
+               "cost every process a PMD page, so the skewed figure "
+               "above is not the unshared cost; the savings table "
+               "uses one PMD page per GiB per process for that.")
+    e.para("The seed article's \"%s mapping, %s processes, 39GB saved\": "
+           "from these measurements a %s mapping shared by %s processes "
+           "saves %s, not %s; saving %s needs a %s mapping." % (
+               human_bytes(a["size"]), "{:,}".format(a["processes"]),
+               human_bytes(a["size"]), "{:,}".format(a["processes"]),
+               human_bytes(a["measured_saved_bytes"]),
+               human_bytes(a["claimed"]),
+               human_bytes(a["claimed"]),
+               human_bytes(a["size_needed"])))
+
+
+def seed_scale_section(sav):
+    if not sav.get("seed_scale"):
+        return []
+    x = Section("The seed's scale: 1 TiB")
+    x.para("A sparse 1 TiB segment (shmdb --touch sparse: one 2 MiB "
+           "page per 1 GiB slot) gives every session the page tables "
+           "of a 1 TiB mapping. Unshared (MAP_PRIVATE) against shared "
+           "(aligned); the measured bytes per modelled page of the "
+           "unshared run scale the 1024 PMD pages x 9,999 extra "
+           "processes of the seed's claim. PageTables counts PUD pages "
+           "only from Linux 6.7 (the model follows the workload's "
+           "pud_counted).")
+    x.table(["guest", "unshared run", "sessions", "per session",
+             "model", "shared run", "sessions", "per session", "model",
+             "1 TiB x 10,000 saves", "model"],
+            [[r["guest"], r["unshared"],
+              "{:,}".format(r["unshared_sessions"]),
+              human_bytes(r["unshared_per_session_bytes"]),
+              human_bytes(r["unshared_model_per_session_bytes"]),
+              r["shared"], "{:,}".format(r["shared_sessions"]),
+              human_bytes(r["shared_per_session_bytes"]),
+              human_bytes(r["shared_model_per_session_bytes"]),
+              human_bytes(r["saved_bytes"]),
+              human_bytes(r["model_saved_bytes"])]
+             for r in sav["seed_scale"]],
+            "Measured at the seed's scale")
+    return [x]
+
+
+def baseline_section(sav):
+    if not sav.get("baseline"):
+        return []
+    b = Section("Cost of sessions")
+    b.para("shmdb's attach+fault against forktouch, a bare "
+           "fork-and-touch of the same segment by as many processes in "
+           "the same guest. Each figure is the median over the "
+           "repeated runs (shmdb / forktouch). 'CPU' is the mean CPU "
+           "time a process spent from the start signal to its last "
+           "page faulted: what a session costs, and the figure the "
+           "goal (at most %sx) is read on. 'window' is the same "
+           "window in wall-clock time and 'phase' the whole attach "
+           "phase: with thousands of runnable processes on a few "
+           "CPUs they mostly measure the wait for a CPU, and under "
+           "TCG on a busy host single runs vary by up to 3x. Runs "
+           "written before the CPU time was recorded show n/a."
+           % savings.BASELINE_GOAL)
+    b.table(["guest", "sessions", "placement", "attach",
+             "runs", "CPU", "ratio", "window", "ratio", "phase",
+             "ratio"],
+            [[r["guest"], "{:,}".format(r["sessions"] or 0),
+              r["placement"], r["attach"],
+              "%d / %d" % (len(r["experiments"]), len(r["baselines"])),
+              pair(r["cpu_ns"], r["baseline_cpu_ns"], ns),
+              ratio(r["cpu_ratio"]),
+              pair(r["mean_ns"], r["baseline_mean_ns"], ns),
+              ratio(r["mean_ratio"]),
+              pair(r["total_s"], r["baseline_total_s"], secs),
+              ratio(r["total_ratio"])]
+             for r in sav["baseline"]],
+            "Attach+fault per session: shmdb / forktouch")
+    b.para("Runs: " + "; ".join(
+        "%s: %s against %s" % (r["guest"], ", ".join(r["experiments"]),
+                               ", ".join(r["baselines"]))
+        for r in sav["baseline"]) + ".")
+    return [b]
 
 
 HIST_COLUMNS = ("transactions", "faults", "transactions_disrupted",
@@ -502,6 +456,15 @@ def latency_sections(lat):
            "fault mutex and the page table allocation, and not across "
            "fork or UFFDIO_COPY (kernel-build/README.md, patch 3): a lower "
            "bound of the v5.7-v6.0 locking, not a reproduction of it.")
+    _histogram_tables(s, lat)
+    _ratio_tables(s, lat)
+    for sw in lat.get("sweeps", []):
+        _sweep_tables(s, sw)
+    _cdf_figures(s, lat)
+    return [s]
+
+
+def _histogram_tables(s, lat):
     for metric in HIST_COLUMNS + ("attach",):
         rows = []
         for r in lat["rows"]:
@@ -515,6 +478,9 @@ def latency_sections(lat):
         s.table(["guest", "experiment", "lock", "mode", "sessions",
                  "disrupt", "samples", "p50", "p99", "p99.9", "max"], rows,
                 latency.METRIC_TITLES[metric])
+
+
+def _ratio_tables(s, lat):
     rows = []
     for r in lat["rows"]:
         for op, o in r["ops"].items():
@@ -537,38 +503,43 @@ def latency_sections(lat):
     if not lat["ratios"]:
         s.para("No pair of runs differing only in the fault-lock mode "
                "(i_mmap and vma): no stall ratio.")
-    for sw in lat.get("sweeps", []):
-        title = "%s, %s, %s segment" % (
-            model.MODE_TITLES.get(sw["mode"], sw["mode"]),
-            ",".join(sw["disrupt"]), model.human_bytes(sw["size"]))
-        s.table(["mappers", "lock", "guest", "experiment", "faults", "p50",
-                 "p99", "max", "> 100 ms", "> 1 s", "> 2 s"],
-                [[p["sessions"], p["lock"], p["guest"], p["experiment"],
-                  p["count"], ns(p["p50"]), pct(p, "p99"), ns(p["max"]),
-                  _count_range(p["over"]["100ms"]),
-                  _count_range(p["over"]["1s"]),
-                  _count_range(p["over"]["2s"])] for p in sw["points"]],
-                "Mapper sweep (%s; %s): fault latency against the number "
-                "of mappers" % (title, sw["metric"]))
-        s.table(["mappers", "runs (i_mmap, vma)", "p50 ratio", "p99 ratio",
-                 "worst-case ratio"],
-                [[x["sessions"], "%d, %d" % tuple(x["runs"]),
-                  ratio(x["p50_ratio"]), ratio(x["p99_ratio"]),
-                  ratio(x["max_ratio"])] for x in sw["ratios"]],
-                "Mapper sweep (%s): i_mmap / vma at equal mappers (medians "
-                "of repeated runs)" % title)
-        s.para("Under TCG every absolute time is inflated; the ratio "
-               "between the fault-lock modes at equal mappers is the "
-               "figure to trust.  First mapper count with a fault "
-               "certainly over 2 s: %s." % "; ".join(
-                   "%s %s" % (k, "{:,}".format(v["first_over_2s"])
-                              if v["first_over_2s"] else "none (of %s)" %
-                              ", ".join("{:,}".format(n) for n in
-                                        v["sessions_measured"]))
-                   for k, v in sorted(sw["stall_2s"].items())))
-        s.figure(plots.sweep_plot(sw),
-                 "Fault latency against mappers, %s: median (solid), p99 "
-                 "(dashed), maximum (dotted) per fault-lock mode" % title)
+
+
+def _sweep_tables(s, sw):
+    title = "%s, %s, %s segment" % (
+        model.MODE_TITLES.get(sw["mode"], sw["mode"]),
+        ",".join(sw["disrupt"]), human_bytes(sw["size"]))
+    s.table(["mappers", "lock", "guest", "experiment", "faults", "p50",
+             "p99", "max", "> 100 ms", "> 1 s", "> 2 s"],
+            [[p["sessions"], p["lock"], p["guest"], p["experiment"],
+              p["count"], ns(p["p50"]), pct(p, "p99"), ns(p["max"]),
+              count_range(p["over"]["100ms"]),
+              count_range(p["over"]["1s"]),
+              count_range(p["over"]["2s"])] for p in sw["points"]],
+            "Mapper sweep (%s; %s): fault latency against the number "
+            "of mappers" % (title, sw["metric"]))
+    s.table(["mappers", "runs (i_mmap, vma)", "p50 ratio", "p99 ratio",
+             "worst-case ratio"],
+            [[x["sessions"], "%d, %d" % tuple(x["runs"]),
+              ratio(x["p50_ratio"]), ratio(x["p99_ratio"]),
+              ratio(x["max_ratio"])] for x in sw["ratios"]],
+            "Mapper sweep (%s): i_mmap / vma at equal mappers (medians "
+            "of repeated runs)" % title)
+    s.para("Under TCG every absolute time is inflated; the ratio "
+           "between the fault-lock modes at equal mappers is the "
+           "figure to trust.  First mapper count with a fault "
+           "certainly over 2 s: %s." % "; ".join(
+               "%s %s" % (k, "{:,}".format(v["first_over_2s"])
+                          if v["first_over_2s"] else "none (of %s)" %
+                          ", ".join("{:,}".format(n) for n in
+                                    v["sessions_measured"]))
+               for k, v in sorted(sw["stall_2s"].items())))
+    s.figure(plots.sweep_plot(sw),
+             "Fault latency against mappers, %s: median (solid), p99 "
+             "(dashed), maximum (dotted) per fault-lock mode" % title)
+
+
+def _cdf_figures(s, lat):
     modes = [m for m in model.MODES if any(r["mode"] == m
                                            for r in lat["rows"])]
     for m in modes:
@@ -582,7 +553,6 @@ def latency_sections(lat):
                  "coloured by fault-lock mode as every plot (i_mmap red, "
                  "vma blue dashed, none grey); | marks the maximum"
                  % model.MODE_TITLES[m])
-    return [s]
 
 
 def correctness_sections(cor, pv):
@@ -619,7 +589,7 @@ def correctness_sections(cor, pv):
                              sorted(r["unshare_ops"].items())) or "none"]
                   for r in g["racers"]], "Racer")
         gs.table(["experiment", "page size", "before", "after", "returned"],
-                 [[h["experiment"], _page_size(h["page_size"]),
+                 [[h["experiment"], page_size(h["page_size"]),
                    params_text(h["before"]), params_text(h["after"]),
                    h["returned"]]
                   for h in g["hugepages"]], "Huge page accounting")
@@ -668,49 +638,8 @@ def postgres_sections(pg):
            "backend has those anyway, the baseline too, so 'mapping' is "
            "set against 'own' (n/a: the result does not record them)."
            % ", ".join(pg["versions"]))
-    rows = []
-    for r in pg["levels"]:
-        sh = "; ".join("%s %s %s: %s" % (
-            x["placement"], model.human_bytes(x["size"]), x["map"],
-            model.human_bytes(x["per_session"])) for x in r["shmdb"])
-        rows.append([r["guest"], r["experiment"],
-                     postgres.MODE_TITLES.get(r["mode"], "n/a"),
-                     "%s at %s, %s/%s full" % (
-                         model.human_bytes(r["size"]), r["address"],
-                         num(r["full_slots"]), num(r["slots"])),
-                     r["backends"], model.human_bytes(r["measured"]),
-                     model.human_bytes(r["baseline"]),
-                     model.human_bytes(r["mapping_measured"]),
-                     model.human_bytes(r["model"]),
-                     model.human_bytes(r["model_own"]),
-                     "n/a" if r["pmd_share"] is None else "%d / %d (model "
-                     "%d)" % (r["pmd_share"], r["pmd_unshare"] or 0,
-                              r["model_shares"]),
-                     sh or "no shmdb run at this count"])
-    s.table(["guest", "experiment", "pages", "mapping (slots)", "backends",
-             "measured per backend", "baseline", "mapping", "model", "own",
-             "PMD share / unshare (warm)", "shmdb per session"], rows,
-            "PostgreSQL page tables per backend")
-    s.pre(["%s/%s, %d backends: %s" % (r["guest"], r["experiment"],
-                                       r["backends"],
-                                       "; ".join(r["explanation"]))
-           for r in pg["levels"]], "What accounts for the difference")
-    rows = [[r["guest"], r["experiment"],
-             postgres.MODE_TITLES.get(postgres.PAGE_MODES.get(
-                 r["page_size"]), "n/a"), r["clients"],
-             r["mode"] + (" --connect" if r["churn"] else ""),
-             num(r["tps"]), num(r["p50_ms"]), num(r["p99_ms"]),
-             num(r["p999_ms"]), num(r["max_ms"]), num(r["connection_ms"]),
-             num(r["failed"]), model.human_bytes(r["pagetables_max"]),
-             "n/a" if r["pmd_share"] is None else "%d / %d" % (
-                 r["pmd_share"], r["pmd_unshare"] or 0)]
-            for r in pg["runs"]]
-    s.table(["guest", "experiment", "pages", "clients", "pgbench", "TPS",
-             "p50 ms", "p99 ms", "p99.9 ms", "max ms", "connection ms",
-             "failed", "peak PageTables", "PMD share / unshare"], rows,
-            "pgbench runs (TPS and latency from pgbench's per-transaction "
-            "log over the steady window after every client connected; "
-            "--connect opens a backend per transaction, its whole run)")
+    _level_tables(s, pg)
+    _run_table(s, pg)
     s.table(["guest", "experiment", "placement", "filler blocks",
              "data in 1 GiB slot(s)", "data buffers", "in full slots"],
             [[x["guest"], x["experiment"], x["mode"],
@@ -730,9 +659,58 @@ def postgres_sections(pg):
     return [s]
 
 
-def sections(an, tolerance):
+def _level_tables(s, pg):
+    rows = []
+    for r in pg["levels"]:
+        sh = "; ".join("%s %s %s: %s" % (
+            x["placement"], human_bytes(x["size"]), x["map"],
+            human_bytes(x["per_session"])) for x in r["shmdb"])
+        rows.append([r["guest"], r["experiment"],
+                     postgres.MODE_TITLES.get(r["mode"], "n/a"),
+                     "%s at %s, %s/%s full" % (
+                         human_bytes(r["size"]), r["address"],
+                         num(r["full_slots"]), num(r["slots"])),
+                     r["backends"], human_bytes(r["measured"]),
+                     human_bytes(r["baseline"]),
+                     human_bytes(r["mapping_measured"]),
+                     human_bytes(r["model"]),
+                     human_bytes(r["model_own"]),
+                     "n/a" if r["pmd_share"] is None else "%d / %d (model "
+                     "%d)" % (r["pmd_share"], r["pmd_unshare"] or 0,
+                              r["model_shares"]),
+                     sh or "no shmdb run at this count"])
+    s.table(["guest", "experiment", "pages", "mapping (slots)", "backends",
+             "measured per backend", "baseline", "mapping", "model", "own",
+             "PMD share / unshare (warm)", "shmdb per session"], rows,
+            "PostgreSQL page tables per backend")
+    s.pre(["%s/%s, %d backends: %s" % (r["guest"], r["experiment"],
+                                       r["backends"],
+                                       "; ".join(r["explanation"]))
+           for r in pg["levels"]], "What accounts for the difference")
+
+
+def _run_table(s, pg):
+    rows = [[r["guest"], r["experiment"],
+             postgres.MODE_TITLES.get(postgres.PAGE_MODES.get(
+                 r["page_size"]), "n/a"), r["clients"],
+             r["mode"] + (" --connect" if r["churn"] else ""),
+             num(r["tps"]), num(r["p50_ms"]), num(r["p99_ms"]),
+             num(r["p999_ms"]), num(r["max_ms"]), num(r["connection_ms"]),
+             num(r["failed"]), human_bytes(r["pagetables_max"]),
+             "n/a" if r["pmd_share"] is None else "%d / %d" % (
+                 r["pmd_share"], r["pmd_unshare"] or 0)]
+            for r in pg["runs"]]
+    s.table(["guest", "experiment", "pages", "clients", "pgbench", "TPS",
+             "p50 ms", "p99 ms", "p99.9 ms", "max ms", "connection ms",
+             "failed", "peak PageTables", "PMD share / unshare"], rows,
+            "pgbench runs (TPS and latency from pgbench's per-transaction "
+            "log over the steady window after every client connected; "
+            "--connect opens a backend per transaction, its whole run)")
+
+
+def sections(an):
     return (headline_sections(an) +
-            savings_sections(an["savings"], tolerance) +
+            savings_sections(an["savings"]) +
             postgres_sections(an["postgres"]) +
             latency_sections(an["latency"]) +
             correctness_sections(an["correctness"], an["provenance"]) +
@@ -740,161 +718,12 @@ def sections(an, tolerance):
             provenance_sections(an["provenance"]))
 
 
-def environment():
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=jinja2.select_autoescape(["html.j2"]),
-        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters["mdcell"] = lambda v: str(v).replace("|", "\\|").replace(
-        "\n", " ")
-    env.filters["inline"] = inline_html
-    env.filters["figure"] = figure
-    env.filters["params"] = params_text
-    env.filters["verdict_first"] = verdict_first
-    return env
-
-
-VERDICT_ORDER = ("regression", "changed", "improved", "noise",
-                 "known-failure", "new", "inconclusive", "skipped", "ok")
-
-
-def verdict_first(items):
-    """Compare items with regressions first, then improvements, ..., ok
-    last (stable within a verdict)."""
-    def rank(i):
-        v = i.get("verdict")
-        return VERDICT_ORDER.index(v) if v in VERDICT_ORDER else 0
-    return sorted(items, key=rank)
-
-
-def figure(v, metric=""):
-    """A compare figure (one value or one per run) for people: latency
-    statistics as durations, everything else as numbers."""
-    timed = (" p50" in metric or " p99" in metric or " max" in metric)
-    if isinstance(v, list):
-        return ", ".join(figure(x, metric) for x in v) or "n/a"
-    if v is None:
-        return "n/a"
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return ns(v) if timed else num(v)
-    return str(v)
-
-
-def inline_html(text):
-    """Escape text for HTML and turn `code` spans into <code>."""
-    parts = str(markupsafe.escape(text)).split("`")
-    if len(parts) % 2 == 0:         # unbalanced: leave the backticks
-        return markupsafe.Markup(LONG_TOKEN.sub(
-            r'<span class="brk">\1</span>', "`".join(parts)))
-    out = []
-    for i, p in enumerate(parts):
-        p = LONG_TOKEN.sub(r'<span class="brk">\1</span>', p)
-        out.append("<code>%s</code>" % p if i % 2 else p)
-    return markupsafe.Markup("".join(out))
-
-
-# Tokens this long (hashes, paths, parameter lists without spaces) may
-# break anywhere, so that a table fits a 1366 px screen; shorter words
-# keep whole.
-LONG_TOKEN = re.compile(r"(\S{24,})")
-
-
-RUN_ID_TIME = re.compile(r"(\d{8}T\d{6}Z)")
-
-
-def run_time(runs_dir, name):
-    """When run `name` started, as a sortable UTC 'yyyymmddThhmmssZ': the
-    timestamp in its run id, else the manifest's started_at; None when it
-    has neither."""
-    m = RUN_ID_TIME.search(name)
-    if m:
-        return m.group(1)
-    try:
-        with open(os.path.join(runs_dir, name, "manifest.json"),
-                  encoding="utf-8") as f:
-            started = json.load(f).get("started_at")
-    except (OSError, ValueError, AttributeError):
-        return None
-    if not isinstance(started, str):
-        return None
-    try:
-        t = datetime.datetime.fromisoformat(started.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if t.tzinfo is not None:
-        t = t.astimezone(datetime.timezone.utc)
-    return t.strftime("%Y%m%dT%H%M%SZ")
-
-
-def newest_run(runs_dir):
-    """The newest run directory under runs_dir by start time (run id
-    timestamp, else manifest started_at), not by name: 'smoke-2026...'
-    sorts after 'proof-2027...' but is older.  Runs without a time rank
-    below every timed run; ties go to the name.  None without runs."""
-    names = [n for n in os.listdir(runs_dir) if n != "latest" and
-             os.path.isfile(os.path.join(runs_dir, n, "manifest.json"))]
-    if not names:
-        return None
-    return max(names, key=lambda n: (run_time(runs_dir, n) or "", n))
-
-
-class LatestError(Exception):
-    """runs_dir/latest cannot be pointed at the newest run."""
-
-
-def point_latest(runs_dir):
-    """Point runs_dir/latest at newest_run(runs_dir) (relative link,
-    replaced atomically).  Returns (name, changed)."""
-    name = newest_run(runs_dir)
-    if name is None:
-        return None, False
-    link = os.path.join(runs_dir, "latest")
-    if os.path.islink(link) and os.readlink(link) == name:
-        return name, False
-    if os.path.lexists(link) and not os.path.islink(link):
-        # A real directory or file someone put there: never replaced.
-        raise LatestError("%s is a %s, not a symlink: left as it is "
-                          "(move it away to let latest point at %s)" % (
-                              link, "directory" if os.path.isdir(link)
-                              else "file", name))
-    tmp = link + ".tmp"
-    if os.path.lexists(tmp):
-        os.unlink(tmp)
-    try:
-        os.symlink(name, tmp)
-        os.replace(tmp, link)
-    except OSError as e:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise LatestError("%s: cannot point it at %s: %s" % (
-            link, name, e.strerror)) from None
-    return name, True
-
-
-def update_latest(run_path, runs_dir=RUNS_DIR):
-    """Point runs_dir/latest at the newest run when run_path is a run
-    directly under runs_dir; the name it points at, else None."""
-    run_path = os.path.realpath(run_path)
-    if os.path.dirname(run_path) != os.path.realpath(runs_dir):
-        return None
-    return point_latest(runs_dir)[0]
-
-
-def write_text(path, text):
-    """Write text atomically as UTF-8; a lone surrogate (from JSON that
-    held half a UTF-16 pair) is written as U+FFFD, not a crash."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(junit.SURROGATE_RE.sub("\ufffd", text))
-    os.replace(tmp, path)
-
-
-def render(run, tolerance=0.25, runs_dir=RUNS_DIR):
-    """Write the four outputs into the run directory; return the analysis."""
-    an = summary.analyse(run, tolerance=tolerance)
-    secs = sections(an, tolerance)
+def write_report(run, an, runs_dir=RUNS_DIR):
+    """Write report.md, report.html, summary.json and junit.xml of the
+    analysis `an` (summary.analyse) into the run directory; point
+    runs_dir/latest at the newest run."""
     env = environment()
-    ctx = {"an": an, "sections": secs, "counts": an["counts"],
+    ctx = {"an": an, "sections": sections(an), "counts": an["counts"],
            "status": status_line(an)}
     write_text(os.path.join(run.path, "report.md"),
                env.get_template("report.md.j2").render(**ctx))
@@ -910,4 +739,10 @@ def render(run, tolerance=0.25, runs_dir=RUNS_DIR):
     except LatestError as e:
         # The report is written; only the link is stale.
         print("hugelab-report: latest not updated: %s" % e, file=sys.stderr)
+
+
+def render(run, tolerance=0.25, runs_dir=RUNS_DIR):
+    """Analyse a run and write its four outputs; return the analysis."""
+    an = summary.analyse(run, tolerance=tolerance)
+    write_report(run, an, runs_dir)
     return an

@@ -10,7 +10,7 @@ bytes against sessions per mode, and an extrapolation from those fits.
 
 from collections import defaultdict
 
-from . import model, stats
+from . import fmt, model, stats
 
 # What the extrapolation states: the seed article's claim (1 GB mapping,
 # 10,000 processes, "39GB saved") and the configuration it only fits.
@@ -330,12 +330,12 @@ def model_band_check(r, tolerance):
     got = r["measured_bytes"]
     ok = low <= got <= high
     msg = "measured %s, model %s, allowed %s .. %s" % (
-        model.human_bytes(got), model.human_bytes(r["model_bytes"]),
-        model.human_bytes(max(low, 0)), model.human_bytes(high))
+        fmt.human_bytes(got), fmt.human_bytes(r["model_bytes"]),
+        fmt.human_bytes(max(low, 0)), fmt.human_bytes(high))
     if r["model_sharing"]:
         unshared = r["sessions"] * r["slots"] * model.PT_PAGE
         msg += "; without sharing %s (%s)" % (
-            model.human_bytes(unshared),
+            fmt.human_bytes(unshared),
             "outside: detected" if unshared > high else
             "inside: too few sessions to tell")
     return {"suite": "savings",

@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURES, copy_run, fixture_runs, load_json
 from golden import GOLDEN, normalise
 
-from hugelab_report import cli, junit, render
+from hugelab_report import cli, junit, latest
 
 RUNS = fixture_runs()
 
@@ -92,15 +92,15 @@ def test_outputs_are_well_formed(name, rendered):
 def test_latest_points_at_newest(tmp_path):
     name = RUNS[0] if RUNS else pytest.fail("no fixture")
     older = copy_run(name, tmp_path / "20000101T000000Z")
-    assert render.update_latest(older, str(tmp_path)) == "20000101T000000Z"
+    assert latest.update_latest(older, str(tmp_path)) == "20000101T000000Z"
     assert os.readlink(tmp_path / "latest") == "20000101T000000Z"
     copy_run(name, tmp_path / "29991231T000000Z")
     (tmp_path / "30000101T000000Z").mkdir()       # not a run: no manifest
-    assert render.update_latest(older, str(tmp_path)) == "29991231T000000Z"
+    assert latest.update_latest(older, str(tmp_path)) == "29991231T000000Z"
     assert os.readlink(tmp_path / "latest") == "29991231T000000Z"
     # A run outside runs-dir leaves latest alone.
     other = copy_run(name, tmp_path / "elsewhere" / "x")
-    assert render.update_latest(other, str(tmp_path)) is None
+    assert latest.update_latest(other, str(tmp_path)) is None
     assert os.readlink(tmp_path / "latest") == "29991231T000000Z"
 
 
@@ -110,22 +110,22 @@ def test_latest_is_newest_by_time_not_name(tmp_path):
     name = RUNS[0]
     copy_run(name, tmp_path / "zz-20261203T054822Z")
     copy_run(name, tmp_path / "a-20300101T000000Z")
-    assert render.newest_run(str(tmp_path)) == "a-20300101T000000Z"
+    assert latest.newest_run(str(tmp_path)) == "a-20300101T000000Z"
     undated = copy_run(name, tmp_path / "zzz-rerun")
     m = load_json(os.path.join(undated, "manifest.json"))
     m["started_at"] = "2031-01-01T00:00:00Z"
     with open(os.path.join(undated, "manifest.json"), "w") as f:
         json.dump(m, f)
-    assert render.run_time(str(tmp_path), "zzz-rerun") == "20310101T000000Z"
+    assert latest.run_time(str(tmp_path), "zzz-rerun") == "20310101T000000Z"
     assert cli.main(["latest", str(tmp_path)]) == 0
     assert os.readlink(tmp_path / "latest") == "zzz-rerun"
     m["started_at"] = "2029-01-01T01:00:00+01:00"       # 00:00 UTC
     with open(os.path.join(undated, "manifest.json"), "w") as f:
         json.dump(m, f)
-    assert render.run_time(str(tmp_path), "zzz-rerun") == "20290101T000000Z"
-    assert render.point_latest(str(tmp_path)) == ("a-20300101T000000Z",
+    assert latest.run_time(str(tmp_path), "zzz-rerun") == "20290101T000000Z"
+    assert latest.point_latest(str(tmp_path)) == ("a-20300101T000000Z",
                                                   True)
-    assert render.point_latest(str(tmp_path)) == ("a-20300101T000000Z",
+    assert latest.point_latest(str(tmp_path)) == ("a-20300101T000000Z",
                                                   False)
     assert cli.main(["latest", str(tmp_path / "nothing")]) == 2
 

@@ -8,7 +8,7 @@ from conftest import copy_run, dump_json, fixture_runs
 from test_compare import scale_hist
 from test_stats import hist_of
 
-from hugelab_report import latency, rundir, stats
+from hugelab_report import fmt, latency, rundir, stats
 
 DISRUPT = [n for n in fixture_runs() if n.startswith("disrupt-")]
 
@@ -165,7 +165,7 @@ def test_issue_figures_of_the_fault_lock_round():
     faulting_disrupted p50 report.md gave as 67.1 / 2.10 ms (bucket upper
     bounds) and compare.md as 47.3 / 1.57 ms.  Render now gives
     compare's; with 87 and 88 samples it gives no p99."""
-    from hugelab_report import compare, render
+    from hugelab_report import compare
     src = os.path.join(os.path.dirname(__file__), "fixtures", "regress",
                        "faultlock-20261206T034404Z", "rounds",
                        "20261206T034404Z-r1")
@@ -177,5 +177,5 @@ def test_issue_figures_of_the_fault_lock_round():
         assert m["p50"] == figs[(r["guest"], r["experiment"])][
             "latency"][("faulting_disrupted", "p50")]
         assert m["count"] < 100 and m["p99"] is None
-        got[r["lock"]] = render.ns(m["p50"])
+        got[r["lock"]] = fmt.ns(m["p50"])
     assert got == {"i_mmap": "47.3 ms", "vma": "1.57 ms"}

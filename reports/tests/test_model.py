@@ -2,7 +2,7 @@
 
 import pytest
 
-from hugelab_report import model
+from hugelab_report import fmt, model
 from hugelab_report.model import GiB, KiB, MiB, TiB
 
 
@@ -97,4 +97,4 @@ def test_savings_scale_with_measured_bytes_per_page():
     (0, "0 B"), (1023, "1023 B"), (1536, "1.50 KiB"), (1000 * KiB, "1000 KiB"),
     (39.06 * GiB, "39.1 GiB"), (-4096, "-4.00 KiB"), (None, "n/a")])
 def test_human_bytes(n, text):
-    assert model.human_bytes(n) == text
+    assert fmt.human_bytes(n) == text

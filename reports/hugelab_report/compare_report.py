@@ -1,12 +1,18 @@
-"""compare.html: the comparison as a self-contained page (inline CSS and
-SVG, no script, no external reference), with a plot of every latency
-figure's runs against the baseline's median."""
+"""The comparison's presentation: compare.md, compare.html (a
+self-contained page: inline CSS and SVG, no script, no external
+reference, with a plot of every latency figure's runs against the
+baseline's median), compare.json and junit-compare.xml from the result
+of compare.compare."""
 
+import json
 import math
+import os
 
 import matplotlib.pyplot as plt
 
-from . import plots
+from . import junit, plots
+from .compare import checks_of
+from .pages import environment, write_text
 
 # At most this many figures in the plot: declared ones first, then by
 # the size of the change.
@@ -57,3 +63,17 @@ def runs_plot(items):
 def render(env, res):
     return env.get_template("compare.html.j2").render(
         c=res, plot=runs_plot(res["items"]))
+
+
+def write(res, out):
+    """Write the four outputs of compare result `res` into directory
+    `out`; return compare.md's text."""
+    env = environment()
+    md = env.get_template("compare.md.j2").render(c=res)
+    write_text(os.path.join(out, "compare.md"), md)
+    write_text(os.path.join(out, "compare.html"), render(env, res))
+    write_text(os.path.join(out, "compare.json"),
+               json.dumps(res, indent=1, sort_keys=True) + "\n")
+    junit.write(checks_of(res), os.path.join(out, "junit-compare.xml"),
+                "hugelab.compare")
+    return md
