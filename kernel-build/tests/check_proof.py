@@ -196,7 +196,7 @@ def repro_output(g):
 
 
 def check_repro(p, g, expect_failure):
-    """hugetlb-split-race (patch 0004): fails (exit 1) with a finding on
+    """hugetlb-split-race (patch 0005): fails (exit 1) with a finding on
     stock 6.1, passes every test (exit 0) on patched 6.1 and stock 6.12;
     a skip (exit 4: not enough huge pages) fails either way."""
     e, out = repro_output(g)

@@ -454,7 +454,8 @@ def latency_sections(lat):
            "hugetlb_fault_lock mode of the run (none: no such knob).  "
            "i_mmap holds i_mmap_rwsem in hugetlb faults only after the "
            "fault mutex and the page table allocation, and not across "
-           "fork or UFFDIO_COPY (kernel-build/README.md, patch 3): a lower "
+           "fork or UFFDIO_COPY (kernel-build/README.md, the "
+           "hugetlb_fault_lock= patch): a lower "
            "bound of the v5.7-v6.0 locking, not a reproduction of it.")
     _histogram_tables(s, lat)
     _ratio_tables(s, lat)
