@@ -144,10 +144,9 @@ def print_rows(rows):
     print('rows (Debian: Debian\'s own linux-image from the archive; lab: '
           'built by kernel-build/build from Debian\'s linux-source):')
     for r in rows:
-        print('  %-22s %-8s %-20s %s=%s sha256 %s' % (
+        print('  %-22s %-6s %-20s %s=%s sha256 %s' % (
             r['guest'], r['origin'] or '?', r['kernel'] or '?',
-            r['package'] or '?', r['version'] or '?',
-            (r['sha256'] or '?')[:16]))
+            r['package'] or '?', r['version'] or '?', r['sha256'] or '?'))
 
 
 def skip_not_applicable(p, g, k):
@@ -160,12 +159,14 @@ def skip_not_applicable(p, g, k):
     if (k or {}).get('origin') == 'debian':
         opts = k.get('config_options') or {}
         off = [o for o, v in sorted(opts.items()) if v != 'y']
+        line = (k.get('source') or {}).get('line')
         if off:
             p.skip(g.name + ': lockdep and DEBUG_VM findings',
                    '%s not set in Debian\'s %s: "no kernel warnings" '
                    'covers what a production kernel reports, not lock '
                    'assertions (the lab\'s debug build has them: guest '
-                   'stock-6.12)' % (', '.join(off), k.get('config')))
+                   '%s)' % (', '.join(off), k.get('config'),
+                            'stock-6.12' if line == '6.12' else 'stock'))
 
 
 def check_debian_race(p, g):
