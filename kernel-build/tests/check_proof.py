@@ -155,7 +155,9 @@ def skip_not_applicable(p, g, k):
         p.skip(g.name + ': PMD sharing counters (htlb_pmd_share, ...) and '
                'hugetlb_fault_lock modes',
                'the lab\'s series adds them; a stock kernel has neither '
-               '(checked instead: it reports no fault lock mode)')
+               '(checked instead: it reports no fault lock mode%s)'
+               % ('; the savings of sharing by PageTables'
+                  if g.name.startswith('debian-6.12-') else ''))
     if (k or {}).get('origin') == 'debian':
         opts = k.get('config_options') or {}
         off = [o for o, v in sorted(opts.items()) if v != 'y']
@@ -411,6 +413,34 @@ def check_counters(p, g):
                 'sessions=%d' % (pu, ps, ops.get('count'), n))
 
 
+def check_sharing_pagetables(p, g):
+    """PMD sharing on a kernel without the series' counters (Debian's
+    6.12): PageTables per session of the unshared run over the aligned
+    one against the same difference of shmdb's models, within 5 %."""
+    al, un = g.exp('aligned'), g.exp('unshared')
+    if not p.check(g.name + ': aligned and unshared results present',
+                   al is not None and un is not None,
+                   'aligned=%s unshared=%s' % (al is not None,
+                                               un is not None)):
+        return
+    measured = un['pagetables_per_session'] - al['pagetables_per_session']
+    model = (un['model']['per_session_bytes'] -
+             al['model']['per_session_bytes'])
+    p.figure(g.name + '.sharing', {
+        'sessions': al['config']['sessions'],
+        'pagetables_per_session_aligned': al['pagetables_per_session'],
+        'pagetables_per_session_unshared': un['pagetables_per_session'],
+        'measured_saved_per_session': measured,
+        'model_saved_per_session': model})
+    p.check(g.name + ': PMD sharing saves the model\'s page-table bytes '
+            '(PageTables, no counters) within %d%%' % (TOLERANCE * 100),
+            al['model'].get('sharing') and model > 0 and
+            within(measured, model),
+            'unshared - aligned = %.1f B/session, model %.1f (%+.2f%%), '
+            '%d sessions' % (measured, model, 100 * rel(measured, model),
+                             al['config']['sessions']))
+
+
 def lat(h):
     if not h:
         return None
@@ -526,6 +556,8 @@ def main(argv):
             continue
         if n.startswith(('6.12-stock-', 'debian-6.12-')):
             check_clean(p, g, None)
+            if n.startswith('debian-6.12-'):
+                check_sharing_pagetables(p, g)
         elif n.startswith('stock-'):
             check_stock(p, g)
         elif n.endswith('-immap'):

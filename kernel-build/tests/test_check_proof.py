@@ -327,6 +327,42 @@ class TestSkips(unittest.TestCase):
                       deb)
 
 
+def pt_doc(placement, sessions, per_session, model, sharing):
+    return {'config': {'sessions': sessions, 'placement': placement},
+            'pagetables_per_session': per_session,
+            'model': {'per_session_bytes': model, 'sharing': sharing}}
+
+
+class TestSharingPagetables(unittest.TestCase):
+    """Debian's 6.12: savings from PageTables against shmdb's models."""
+
+    def outcome(self, unshared_measured):
+        n = 1000
+        g = FakeGuest({
+            'aligned': pt_doc('aligned', n, 260.0, PAGE / n, True),
+            'unshared': pt_doc('skewed', n, unshared_measured, PAGE,
+                               False)})
+        g.name = 'debian-6.12-amd64'
+        p = check_proof.Proof()
+        check_proof.check_sharing_pagetables(p, g)
+        return p.ok
+
+    def test_model_difference_within_5_percent(self):
+        # model: unshared one PMD page per session, aligned 4 KiB / n.
+        model = PAGE - PAGE / 1000
+        self.assertTrue(self.outcome(260.0 + model))
+        self.assertTrue(self.outcome(260.0 + model * 1.04))
+        self.assertFalse(self.outcome(260.0 + model * 1.06))
+        # No saving measured: sharing did not happen.
+        self.assertFalse(self.outcome(260.0))
+
+    def test_missing_results_fail(self):
+        p = check_proof.Proof()
+        g = FakeGuest({})
+        check_proof.check_sharing_pagetables(p, g)
+        self.assertFalse(p.ok)
+
+
 class TestDebianRace(unittest.TestCase):
     def outcome(self, rc, lines, status='ok', warnings=0):
         with tempfile.TemporaryDirectory() as tmp:
