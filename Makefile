@@ -30,8 +30,11 @@ test:
 	tests/deps.sh test
 	tests/run-suite $(TEST_STEPS)
 
+# tests/check-tools check: deps.sh's check group brought everything the
+# steps run (a missing program fails here, named, not in a step).
 check:
 	tests/deps.sh check
+	/usr/bin/python3 tests/check-tools check
 	tests/run-suite $(CHECK_STEPS)
 
 regress:
@@ -71,9 +74,10 @@ e2e:
 e2e-multi-hv:
 	tests/e2e/multi-hv/run
 
-# A clean Debian 12 root: tests/deps.sh lab/test install all the code calls.
+# A clean Debian 12 root: tests/deps.sh check/lab/test install all the
+# code calls (check first: alone, it must bring what make check runs).
 fresh-root:
-	tests/fresh-root lab test
+	tests/fresh-root check lab test
 
 teardown:
 	ansible-playbook -i $(INVENTORY) playbooks/teardown.yml

@@ -3,6 +3,9 @@
 #   tests/deps.sh GROUP...   base groups: build kernel hypervisor ansible
 #                            reports lint smoke browser;
 #                            composite: lab check test all
+# Every entry point installs what it runs: make lab/test/check call this
+# with their group, and the parts' own targets (make -C workloads check,
+# make -C kernel-build check|test, make -C reports check) with theirs.
 #   tests/deps.sh --list GROUP...   print the packages, install nothing
 # Only Debian packages, only through apt; idempotent (dpkg-query first).
 # `lab` is everything `make lab` runs on the controller (which is also a
@@ -42,7 +45,11 @@ declare -A PKGS=(
 )
 declare -A COMPOSITE=(
   [lab]="build kernel hypervisor ansible reports"
-  [check]="build kernel reports lint ansible"
+  # make check's steps: workloads:check (build, lint), kernel-build:check
+  # (kernel, lint), reports:check (reports, lint, browser: its page check
+  # needs chromium), lint-lab and lab-unit (ansible, lint, reports).
+  # tests/check-tools check lists what they run.
+  [check]="build kernel reports lint ansible browser"
   [test]="build kernel hypervisor ansible reports lint smoke browser"
   [all]="test"
 )

@@ -260,5 +260,129 @@ class TestCheckRepro(unittest.TestCase):
             self.assertFalse(self.outcome(None, [], expect_failure))
 
 
+# Run manifest kernels: a lab build and Debian's image (the shapes
+# kernel-build/build and tests/proof write; hashes are placeholders).
+LAB = {'variant': 'stock', 'flavour': 'debug', 'pkgversion': '6.1.192-3+hl.1',
+       'source': {'package': 'linux-source-6.1', 'line': '6.1'},
+       'debs': [{'name': 'linux-headers-6.1.192-hugelab-stock-debug',
+                 'sha256': 'h' * 64},
+                {'name': 'linux-image-6.1.192-hugelab-stock-debug',
+                 'sha256': 'a' * 64}]}
+DEB = {'origin': 'debian', 'variant': 'stock', 'flavour': 'amd64',
+       'package': 'linux-image-6.12.118+deb12-amd64',
+       'version': '6.12.118-1~deb12u1', 'config': '/boot/config-x',
+       'config_options': {'CONFIG_PROVE_LOCKING': 'n',
+                          'CONFIG_DEBUG_VM': 'n'},
+       'debs': [{'name': 'linux-image-6.12.118+deb12-amd64',
+                 'sha256': 'b' * 64}]}
+KERNELS = {'stock-debug': LAB, 'debian-6.12-amd64': DEB}
+
+
+class DocGuest:
+    """A guest of the row table and the skip notes: its guest.json."""
+
+    def __init__(self, name, sha, status='ok', warnings=0, verified=True):
+        self.name = name
+        self.doc = {'status': status, 'kernel_log': {'warnings': warnings},
+                    'kernel': {'package_sha256': sha, 'release': 'r',
+                               'image_release': 'r', 'verified': verified}}
+
+
+class TestRows(unittest.TestCase):
+    def test_rows_say_debian_or_lab(self):
+        deb = check_proof.row_of(DocGuest('debian-6.12-amd64', 'b' * 64),
+                                 KERNELS)
+        self.assertEqual((deb['origin'], deb['kernel'], deb['package'],
+                          deb['version']),
+                         ('debian', 'debian-6.12-amd64',
+                          'linux-image-6.12.118+deb12-amd64',
+                          '6.12.118-1~deb12u1'))
+        lab = check_proof.row_of(DocGuest('stock-debug', 'a' * 64), KERNELS)
+        self.assertEqual((lab['origin'], lab['kernel'], lab['package'],
+                          lab['version'], lab['sha256']),
+                         ('lab', 'stock-debug',
+                          'linux-image-6.1.192-hugelab-stock-debug',
+                          '6.1.192-3+hl.1', 'a' * 64))
+        # A guest whose package is none of the run's kernels: unknown.
+        self.assertIsNone(check_proof.row_of(DocGuest('x', 'c' * 64),
+                                             KERNELS)['origin'])
+
+
+class TestSkips(unittest.TestCase):
+    def skips(self, name, sha):
+        p = check_proof.Proof()
+        g = DocGuest(name, sha)
+        check_proof.skip_not_applicable(p, g,
+                                        check_proof.kernel_of(g, KERNELS)[1])
+        # A skip is said, never counted as a passed check.
+        self.assertEqual(p.checks, [])
+        return [s['name'] for s in p.skipped]
+
+    def test_only_where_they_cannot_apply(self):
+        self.assertEqual(self.skips('patched-debug', 'x' * 64), [])
+        self.assertEqual(len(self.skips('stock-debug', 'a' * 64)), 1)
+        deb = self.skips('debian-6.12-amd64', 'b' * 64)
+        self.assertEqual(len(deb), 2)
+        self.assertIn('debian-6.12-amd64: lockdep and DEBUG_VM findings',
+                      deb)
+
+
+def pt_doc(placement, sessions, per_session, model, sharing):
+    return {'config': {'sessions': sessions, 'placement': placement},
+            'pagetables_per_session': per_session,
+            'model': {'per_session_bytes': model, 'sharing': sharing}}
+
+
+class TestSharingPagetables(unittest.TestCase):
+    """Debian's 6.12: savings from PageTables against shmdb's models."""
+
+    def outcome(self, unshared_measured):
+        n = 1000
+        g = FakeGuest({
+            'aligned': pt_doc('aligned', n, 260.0, PAGE / n, True),
+            'unshared': pt_doc('skewed', n, unshared_measured, PAGE,
+                               False)})
+        g.name = 'debian-6.12-amd64'
+        p = check_proof.Proof()
+        check_proof.check_sharing_pagetables(p, g)
+        return p.ok
+
+    def test_model_difference_within_5_percent(self):
+        # model: unshared one PMD page per session, aligned 4 KiB / n.
+        model = PAGE - PAGE / 1000
+        self.assertTrue(self.outcome(260.0 + model))
+        self.assertTrue(self.outcome(260.0 + model * 1.04))
+        self.assertFalse(self.outcome(260.0 + model * 1.06))
+        # No saving measured: sharing did not happen.
+        self.assertFalse(self.outcome(260.0))
+
+    def test_missing_results_fail(self):
+        p = check_proof.Proof()
+        g = FakeGuest({})
+        check_proof.check_sharing_pagetables(p, g)
+        self.assertFalse(p.ok)
+
+
+class TestDebianRace(unittest.TestCase):
+    def outcome(self, rc, lines, status='ok', warnings=0):
+        with tempfile.TemporaryDirectory() as tmp:
+            g = ReproGuest(tmp, 'debian-6.1-amd64', rc, lines)
+            g.doc = DocGuest(g.name, 'b' * 64, status, warnings).doc
+            p = check_proof.Proof()
+            check_proof.check_debian_race(p, g)
+            return p.ok, p.skipped[0]['why']
+
+    def test_recorded_not_checked(self):
+        ok, why = self.outcome(1, FAIL_TAP, 'fail', 3)
+        self.assertTrue(ok)
+        self.assertTrue(why.startswith('recorded, not checked: race hit'))
+        ok, why = self.outcome(0, PASS_TAP)
+        self.assertTrue(ok)
+        self.assertIn('not hit in this run', why)
+        # A hang counts as a hit; a guest that never ran the test fails.
+        self.assertTrue(self.outcome(None, [], 'timeout')[0])
+        self.assertFalse(self.outcome(None, [], 'fail')[0])
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -122,5 +122,30 @@ class Summarize(unittest.TestCase):
         self.assertIsNone(t["detection_rate_ci95"])
 
 
+class Resolve(unittest.TestCase):
+    """Debian's images are fetched by their metapackage (a stand-in
+    fetch-kernel prints its argument into the image's name)."""
+
+    def test_debian_kernels_by_metapackage(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fetch = os.path.join(tmp, "fetch-kernel")
+            with open(fetch, "w") as f:
+                f.write('#!/bin/sh\nimg="%s/vmlinuz-$1"\n: >"$img"\n'
+                        'echo "$img deb pkg ver"\n' % tmp)
+            os.chmod(fetch, 0o755)
+            saved, rr.FETCH = rr.FETCH, fetch
+            try:
+                self.assertEqual(
+                    rr.resolve("debian-6.12"),
+                    ("debian-6.12",
+                     os.path.join(tmp, "vmlinuz-linux-image-6.12-amd64")))
+                self.assertEqual(
+                    rr.resolve("debian"),
+                    ("debian", os.path.join(tmp,
+                                            "vmlinuz-linux-image-amd64")))
+            finally:
+                rr.FETCH = saved
+
+
 if __name__ == "__main__":
     unittest.main()
