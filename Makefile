@@ -48,7 +48,8 @@ LAB_PY := tests/check-tools playbooks/roles/validate/files/validate-inventory te
 	playbooks/tests/test_regress.py playbooks/tests/test_cmdline.py \
 	playbooks/tests/test_run_result.py playbooks/tests/test_selftest_run.py \
 	playbooks/tests/test_validate.py playbooks/tests/test_owner.py \
-	playbooks/filter_plugins/hugelab_lab.py
+	playbooks/filter_plugins/hugelab_lab.py playbooks/filter_plugins/hugelab_roles.py \
+	playbooks/tests/test_roles_filters.py
 
 lint-lab:
 	ansible-playbook -i $(INVENTORY) --syntax-check site.yml playbooks/teardown.yml \
