@@ -13,7 +13,10 @@ playbooks/tests/test_roles_filters.py).
 - lab_pick, lab_stage_timings: manifest.json's inventory and timings (the
   collect role);
 - lab_guest_doc: a guest's guest.json (reports/RUNDIR.md, hugelab.guest/1;
-  the collect role's templates/guest.json.j2).
+  the collect role's templates/guest.json.j2);
+- lab_ssh_proxy: the SSH option that reaches a guest through its remote
+  hypervisor (inventory/group_vars/guests.yml);
+- lab_regress_twins: the twins of a regression plan (regress-plan.yml).
 """
 import json
 import re
@@ -190,6 +193,38 @@ def lab_guest_doc(g, name, hostvars):
     return doc
 
 
+def lab_ssh_proxy(hv, hypervisor):
+    """'-o ProxyCommand="ssh -W %h:%p ..."' through the hypervisor (hv: its
+    variables, hypervisor: its name) for a guest of a remote hypervisor;
+    '' for a local one (ansible_connection local)."""
+    def get(key, default):
+        return hv[key] if key in hv else default
+    if get('ansible_connection', 'ssh') == 'local':
+        return ''
+    key = ''
+    if 'ansible_ssh_private_key_file' in hv:
+        key = ' -i %s' % hv['ansible_ssh_private_key_file']
+    return '-o ProxyCommand="ssh -W %%h:%%p -p %s%s %s -l %s %s"' % (
+        get('ansible_port', 22), key, get('ansible_ssh_common_args', ''),
+        get('ansible_user', 'root'), get('ansible_host', hypervisor))
+
+
+def lab_regress_twins(hostvars, guests):
+    """{guest: {side, pair, kernel, cmdline_extra, hypervisor, memory_mib,
+    experiments (names)}} of a regression fleet's guests (only these keys
+    are read: a guest's other variables are templated for its own
+    plays)."""
+    out = {}
+    for n in guests:
+        g = hostvars[n]
+        out[n] = {'side': g['regress_side'], 'pair': g['regress_pair'],
+                  'kernel': g['kernel'], 'cmdline_extra': g['cmdline_extra'],
+                  'hypervisor': g['hypervisor'],
+                  'memory_mib': as_int(g['memory_mib']),
+                  'experiments': [e['name'] for e in g['experiments']]}
+    return out
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -201,4 +236,6 @@ class FilterModule(object):
             'lab_pick': lab_pick,
             'lab_stage_timings': lab_stage_timings,
             'lab_guest_doc': lab_guest_doc,
+            'lab_ssh_proxy': lab_ssh_proxy,
+            'lab_regress_twins': lab_regress_twins,
         }

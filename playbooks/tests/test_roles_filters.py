@@ -139,3 +139,28 @@ def test_guest_doc_full():
     ok = F.lab_guest_doc(guest(guest_status="ok",
                                guest_console_excerpt=["x"]), "g", HV)
     assert ok["console_excerpt"] == []
+
+
+def test_ssh_proxy():
+    assert F.lab_ssh_proxy({"ansible_connection": "local"}, "localhost") \
+        == ""
+    assert F.lab_ssh_proxy({}, "hv1") == \
+        '-o ProxyCommand="ssh -W %h:%p -p 22  -l root hv1"'
+    hv = {"ansible_port": 2222, "ansible_ssh_private_key_file": "/k",
+          "ansible_ssh_common_args": "-o A=b", "ansible_user": "lab",
+          "ansible_host": "127.0.0.1"}
+    assert F.lab_ssh_proxy(hv, "hv2") == \
+        '-o ProxyCommand="ssh -W %h:%p -p 2222 -i /k -o A=b -l lab 127.0.0.1"'
+
+
+def test_regress_twins():
+    g = {"regress_side": "baseline", "regress_pair": "p",
+         "kernel": {"variant": "patched", "flavour": "perf"},
+         "cmdline_extra": "", "hypervisor": "localhost",
+         "memory_mib": "2048", "other": "not read",
+         "experiments": [{"name": "a", "program": "shmdb"}, {"name": "b"}]}
+    assert F.lab_regress_twins({"g": g}, ["g"]) == {"g": {
+        "side": "baseline", "pair": "p",
+        "kernel": {"variant": "patched", "flavour": "perf"},
+        "cmdline_extra": "", "hypervisor": "localhost", "memory_mib": 2048,
+        "experiments": ["a", "b"]}}
