@@ -47,11 +47,12 @@ LAB_SH := tests/fresh-root images/host-mirror tests/e2e/run tests/e2e/panic imag
 	tests/e2e/multi-hv/run playbooks/regress
 LAB_PY := tests/check-tools playbooks/roles/validate/files/validate-inventory tests/e2e/check tests/e2e/check-failure tests/e2e/validate-test \
 	playbooks/roles/run/files/selftest-run tests/e2e/multi-hv/check \
-	playbooks/tasks/job-wait playbooks/callback_plugins/hugelab.py \
+	playbooks/roles/job_wait/files/job-wait playbooks/callback_plugins/hugelab.py \
 	playbooks/tests/test_regress.py playbooks/tests/test_cmdline.py \
 	playbooks/tests/test_run_result.py playbooks/tests/test_selftest_run.py \
 	playbooks/tests/test_validate.py playbooks/tests/test_owner.py \
-	playbooks/filter_plugins/hugelab_lab.py
+	playbooks/filter_plugins/hugelab_lab.py playbooks/filter_plugins/hugelab_roles.py \
+	playbooks/tests/test_roles_filters.py
 
 lint-lab:
 	ansible-playbook -i $(INVENTORY) --syntax-check site.yml playbooks/teardown.yml \

@@ -1,6 +1,6 @@
 # hugelab stdout callback: Ansible's default output, except for the retries
-# of a progress wait (playbooks/tasks/wait-job.yml): each try prints the one
-# line playbooks/tasks/job-wait wrote ("progress: ...") instead of
+# of a progress wait (the job_wait role): each try prints the one
+# line its files/job-wait wrote ("progress: ...") instead of
 # "FAILED - RETRYING: ... (N retries left)".
 from ansible.plugins.callback.default import CallbackModule as Default
 

@@ -1,0 +1,241 @@
+"""hugelab filters for the roles: the logic that used to be Jinja programs
+inside the roles' YAML (ansible.cfg's filter_plugins; unit tests in
+playbooks/tests/test_roles_filters.py).
+
+- lab_kernel_id, lab_kernels_wanted: a guest kernel's id (its cache
+  directory and key in lab_kernels) and the kernels a fleet needs (the
+  kernel role's kernel_wanted, the fleet role's fleet_kernel_id);
+- lab_json_file: a result file as a mapping, {} when it is missing, empty
+  or not JSON (the run role's run_result_doc);
+- lab_console_hits, lab_console_status: the console lines that mark a
+  guest broken and a guest's status from its console (the run role's
+  experiment record and playbooks/tasks/guest-failed.yml);
+- lab_pick, lab_stage_timings: manifest.json's inventory and timings (the
+  collect role);
+- lab_guest_doc: a guest's guest.json (reports/RUNDIR.md, hugelab.guest/1;
+  the collect role's templates/guest.json.j2);
+- lab_ssh_proxy: the SSH option that reaches a guest through its remote
+  hypervisor (inventory/group_vars/guests.yml);
+- lab_regress_twins: the twins of a regression plan (regress-plan.yml).
+"""
+import json
+import re
+
+# Terminal escape sequences, dropped from guest.json's console excerpt.
+ANSI = re.compile('\x1b\\[[0-9;]*[A-Za-z]')
+
+# The kernel source line a guest runs when its kernel names none.
+DEFAULT_SOURCE = '6.1'
+# The console line of a kernel panic: the guest's status is 'panic'.
+PANIC_PATTERN = 'Kernel panic'
+
+
+def lab_kernel_id(kernel):
+    """A guest kernel's id ({variant, flavour, source}): VARIANT-FLAVOUR on
+    the 6.1 line, LINE-VARIANT-FLAVOUR on another (kernel-build/build's
+    cache directory name)."""
+    src = str(kernel.get('source', DEFAULT_SOURCE))
+    prefix = '' if src == DEFAULT_SOURCE else src + '-'
+    return '%s%s-%s' % (prefix, kernel['variant'], kernel['flavour'])
+
+
+def lab_kernels_wanted(hostvars, guests):
+    """The kernels the guests use, each once, in inventory order, as
+    {id, source, variant, flavour}."""
+    out, ids = [], set()
+    for g in guests:
+        k = hostvars[g]['kernel']
+        kid = lab_kernel_id(k)
+        if kid in ids:
+            continue
+        ids.add(kid)
+        out.append({'id': kid,
+                    'source': str(k.get('source', DEFAULT_SOURCE)),
+                    'variant': k['variant'], 'flavour': k['flavour']})
+    return out
+
+
+def lab_json_file(path):
+    """The JSON document in a file (on the controller) when it is a
+    mapping; {} when the file is missing, unreadable, empty or not JSON (a
+    workload killed while writing, an earlier pass's file cut short)."""
+    try:
+        with open(path, encoding='utf-8') as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def console_regex(patterns):
+    """One regex matching any of the console patterns (literal text)."""
+    return '|'.join(re.escape(p) for p in patterns)
+
+
+def lab_console_hits(lines, patterns):
+    """The console lines that contain any of the patterns (literal text,
+    console_fail_patterns), in order."""
+    if not patterns:
+        # Ansible's search with an empty regex matches every line.
+        return list(lines)
+    rx = re.compile(console_regex(patterns))
+    return [line for line in lines if rx.search(line)]
+
+
+def lab_console_status(lines, otherwise):
+    """'panic' when a console line shows a kernel panic, else otherwise."""
+    if any(PANIC_PATTERN in line for line in lines):
+        return 'panic'
+    return otherwise
+
+
+def lab_pick(hostvars, hosts, keys):
+    """{host: {key: value}} of the given keys of each host's variables."""
+    return {h: {k: hostvars[h][k] for k in keys} for h in hosts}
+
+
+def lab_stage_timings(starts, now):
+    """Seconds each stage took: starts is {stage: start epoch s}; a stage
+    ends when the next one (by start time) starts, the last one at now."""
+    order = sorted(starts.items(), key=lambda kv: int(kv[1]))
+    out = {}
+    for i, (stage, t0) in enumerate(order):
+        end = int(order[i + 1][1]) if i + 1 < len(order) else int(now)
+        out[stage] = end - int(t0)
+    return out
+
+
+def as_int(value):
+    """Jinja's int filter: the number, 0 when it is none."""
+    try:
+        if isinstance(value, str):
+            return int(value, 10)
+        return int(value)
+    except (TypeError, ValueError):
+        try:
+            return int(float(value))
+        except (TypeError, ValueError):
+            return 0
+
+
+def as_float(value):
+    """Jinja's float filter: the number, 0.0 when it is none."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def lab_guest_doc(g, name, hostvars):
+    """guest.json of guest name (g: its variables, hostvars: every host's,
+    for its hypervisor's)."""
+    hv = hostvars[g['hypervisor']]
+    status = g['guest_status'] if 'guest_status' in g else 'fail'
+    exps = [{'name': e['name'], 'program': e['program'],
+             'status': e['status'], 'result': e['result'],
+             'seconds': as_float(e['seconds']), 'rc': as_int(e['rc']),
+             'stderr_tail': e['stderr_tail']}
+            for e in (g['guest_experiments']
+                      if 'guest_experiments' in g else [])]
+    excerpt = []
+    if status != 'ok' and 'guest_console_excerpt' in g:
+        excerpt = [ANSI.sub('', str(line))
+                   for line in g['guest_console_excerpt']]
+    kinfo = g['guest_kernel_info'] if 'guest_kernel_info' in g else {}
+    kernel = g['kernel']
+
+    def opt_float(key):
+        return as_float(g[key]) if key in g else None
+
+    doc = {
+        'schema': 'hugelab.guest/1',
+        'name': name,
+        'hypervisor': hv['libvirt_uri'],
+        'shape': {
+            'memory_mib': as_int(g['memory_mib']),
+            'vcpus': as_int(g['vcpus']),
+            'hugepages_2m': as_int(g['hugepages_2m']),
+            'hugepages_1g': as_int(g['hugepages_1g']),
+            'cpu_model': str(g['guest_cpu_model']) + ''.join(
+                ',+%s' % f for f in g['guest_cpu_features']),
+            'domain_type': (hv['hv_domain_type']
+                            if 'hv_domain_type' in hv else ''),
+        },
+        'kernel': {
+            'source': str(kernel.get('source', DEFAULT_SOURCE)),
+            'variant': kernel['variant'],
+            'flavour': kernel['flavour'],
+            'release': kinfo.get('release', ''),
+            'package_sha256': kinfo.get('package_sha256', ''),
+            'cmdline': kinfo.get('cmdline', ''),
+            'verified': str(kinfo.get('verified', False)).lower() == 'true',
+        },
+        'status': status,
+        'failure': g['guest_failure'] if 'guest_failure' in g else '',
+        'console_excerpt': excerpt,
+        'console_warnings': as_int(g['guest_console_warnings']
+                                   if 'guest_console_warnings' in g else 0),
+        'boot_to_ssh_s': opt_float('fleet_boot_to_ssh_s'),
+        'reboot_to_ssh_s': opt_float('fleet_reboot_to_ssh_s'),
+        'boot_sshd_up_s': opt_float('fleet_boot_to_ssh_s_sshd'),
+        'reboot_sshd_up_s': opt_float('fleet_reboot_to_ssh_s_sshd'),
+        'experiments': exps,
+    }
+    # A twin of a regression fleet: its side and pair (compare --twins).
+    if 'regress_side' in g and 'regress_pair' in g:
+        doc['regress'] = {'side': g['regress_side'],
+                          'pair': g['regress_pair']}
+    if 'guest_batch' in g:
+        b = g['guest_batch']
+        doc['batch'] = {'index': as_int(b['index']),
+                        'started_at': b['started_at'],
+                        'finished_at': b.get('finished_at')}
+    return doc
+
+
+def lab_ssh_proxy(hv, hypervisor):
+    """'-o ProxyCommand="ssh -W %h:%p ..."' through the hypervisor (hv: its
+    variables, hypervisor: its name) for a guest of a remote hypervisor;
+    '' for a local one (ansible_connection local)."""
+    def get(key, default):
+        return hv[key] if key in hv else default
+    if get('ansible_connection', 'ssh') == 'local':
+        return ''
+    key = ''
+    if 'ansible_ssh_private_key_file' in hv:
+        key = ' -i %s' % hv['ansible_ssh_private_key_file']
+    return '-o ProxyCommand="ssh -W %%h:%%p -p %s%s %s -l %s %s"' % (
+        get('ansible_port', 22), key, get('ansible_ssh_common_args', ''),
+        get('ansible_user', 'root'), get('ansible_host', hypervisor))
+
+
+def lab_regress_twins(hostvars, guests):
+    """{guest: {side, pair, kernel, cmdline_extra, hypervisor, memory_mib,
+    experiments (names)}} of a regression fleet's guests (only these keys
+    are read: a guest's other variables are templated for its own
+    plays)."""
+    out = {}
+    for n in guests:
+        g = hostvars[n]
+        out[n] = {'side': g['regress_side'], 'pair': g['regress_pair'],
+                  'kernel': g['kernel'], 'cmdline_extra': g['cmdline_extra'],
+                  'hypervisor': g['hypervisor'],
+                  'memory_mib': as_int(g['memory_mib']),
+                  'experiments': [e['name'] for e in g['experiments']]}
+    return out
+
+
+class FilterModule(object):
+    def filters(self):
+        return {
+            'lab_kernel_id': lab_kernel_id,
+            'lab_kernels_wanted': lab_kernels_wanted,
+            'lab_json_file': lab_json_file,
+            'lab_console_hits': lab_console_hits,
+            'lab_console_status': lab_console_status,
+            'lab_pick': lab_pick,
+            'lab_stage_timings': lab_stage_timings,
+            'lab_guest_doc': lab_guest_doc,
+            'lab_ssh_proxy': lab_ssh_proxy,
+            'lab_regress_twins': lab_regress_twins,
+        }

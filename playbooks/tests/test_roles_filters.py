@@ -1,0 +1,166 @@
+"""The roles' filters (playbooks/filter_plugins/hugelab_roles.py): the
+logic that was Jinja inside the roles' YAML (kernel ids, result files,
+console verdicts, manifest.json and guest.json)."""
+
+import importlib.util
+import json
+import os
+
+from test_regress import TOP
+
+PLUGIN = os.path.join(TOP, "playbooks", "filter_plugins", "hugelab_roles.py")
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("hugelab_roles", PLUGIN)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+F = load()
+
+
+def test_kernel_id_by_line():
+    assert F.lab_kernel_id({"variant": "patched", "flavour": "perf"}) == \
+        "patched-perf"
+    assert F.lab_kernel_id({"variant": "stock", "flavour": "debug",
+                            "source": "6.1"}) == "stock-debug"
+    assert F.lab_kernel_id({"variant": "stock", "flavour": "perf",
+                            "source": "6.12"}) == "6.12-stock-perf"
+
+
+def test_kernels_wanted_once_in_order():
+    hv = {
+        "a": {"kernel": {"variant": "patched", "flavour": "perf"}},
+        "b": {"kernel": {"variant": "stock", "flavour": "perf",
+                         "source": "6.12"}},
+        "c": {"kernel": {"variant": "patched", "flavour": "perf",
+                         "source": "6.1"}},
+    }
+    assert F.lab_kernels_wanted(hv, ["a", "b", "c"]) == [
+        {"id": "patched-perf", "source": "6.1", "variant": "patched",
+         "flavour": "perf"},
+        {"id": "6.12-stock-perf", "source": "6.12", "variant": "stock",
+         "flavour": "perf"}]
+    assert F.lab_kernels_wanted(hv, []) == []
+
+
+def test_json_file(tmp_path):
+    cases = {"ok.json": '{"status": "ok", "n": 1}', "empty.json": "",
+             "cut.json": '{"status": "ok", "levels": [{"n": 1}',
+             "list.json": "[1, 2]"}
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+    assert F.lab_json_file(str(tmp_path / "ok.json")) == {
+        "status": "ok", "n": 1}
+    for name in ("empty.json", "cut.json", "list.json", "missing.json"):
+        assert F.lab_json_file(str(tmp_path / name)) == {}, name
+    assert F.lab_json_file(str(tmp_path)) == {}
+
+
+def test_console_hits_are_literal():
+    lines = ["[ 1.0] Kernel panic - not syncing", "BUG: x", "a.b",
+             "axb", "plain"]
+    assert F.lab_console_hits(lines, ["Kernel panic", "BUG:", "a.b"]) == \
+        ["[ 1.0] Kernel panic - not syncing", "BUG: x", "a.b"]
+    assert F.lab_console_hits(lines, []) == lines
+    assert F.lab_console_hits([], ["BUG:"]) == []
+
+
+def test_console_status():
+    assert F.lab_console_status(["x", "Kernel panic - not"], "ok") == \
+        "panic"
+    assert F.lab_console_status(["BUG: x"], "timeout") == "timeout"
+    assert F.lab_console_status([], "fail") == "fail"
+
+
+def test_pick_and_timings():
+    hv = {"g": {"a": 1, "b": [2], "c": 3}}
+    assert F.lab_pick(hv, ["g"], ["a", "b"]) == {"g": {"a": 1, "b": [2]}}
+    starts = {"host": "110", "validate": "100", "kernel": "150"}
+    assert F.lab_stage_timings(starts, "200") == {
+        "validate": 10, "host": 40, "kernel": 50}
+    assert F.lab_stage_timings({}, 5) == {}
+
+
+def guest(**over):
+    g = {"hypervisor": "hv", "memory_mib": "2048", "vcpus": 2,
+         "hugepages_2m": 8, "hugepages_1g": 0, "guest_cpu_model": "qemu64",
+         "guest_cpu_features": ["pdpe1gb"],
+         "kernel": {"variant": "patched", "flavour": "perf"}}
+    g.update(over)
+    return g
+
+
+HV = {"hv": {"libvirt_uri": "qemu:///system", "hv_domain_type": "qemu"}}
+
+
+def test_guest_doc_minimal():
+    doc = F.lab_guest_doc(guest(), "g", HV)
+    assert doc["schema"] == "hugelab.guest/1" and doc["name"] == "g"
+    assert doc["status"] == "fail" and doc["failure"] == ""
+    assert doc["shape"] == {"memory_mib": 2048, "vcpus": 2,
+                            "hugepages_2m": 8, "hugepages_1g": 0,
+                            "cpu_model": "qemu64,+pdpe1gb",
+                            "domain_type": "qemu"}
+    assert doc["kernel"] == {"source": "6.1", "variant": "patched",
+                             "flavour": "perf", "release": "",
+                             "package_sha256": "", "cmdline": "",
+                             "verified": False}
+    assert doc["boot_to_ssh_s"] is None and doc["experiments"] == []
+    assert "regress" not in doc and "batch" not in doc
+    json.dumps(doc)
+
+
+def test_guest_doc_full():
+    g = guest(guest_status="panic",
+              guest_console_excerpt=["\x1b[31mKernel panic\x1b[0m", "x"],
+              guest_console_warnings="2",
+              guest_kernel_info={"release": "6.1.0", "verified": "True"},
+              fleet_boot_to_ssh_s="12.5", regress_side="baseline",
+              regress_pair="p1",
+              guest_batch={"index": "1", "started_at": "t0"},
+              guest_experiments=[{"name": "a", "program": "shmdb",
+                                  "status": "ok", "result": "results/a.json",
+                                  "seconds": "1.5", "rc": "0",
+                                  "stderr_tail": []}])
+    doc = F.lab_guest_doc(g, "g", HV)
+    assert doc["console_excerpt"] == ["Kernel panic", "x"]
+    assert doc["console_warnings"] == 2
+    assert doc["kernel"]["verified"] is True
+    assert doc["boot_to_ssh_s"] == 12.5
+    assert doc["regress"] == {"side": "baseline", "pair": "p1"}
+    assert doc["batch"] == {"index": 1, "started_at": "t0",
+                            "finished_at": None}
+    assert doc["experiments"][0]["seconds"] == 1.5
+    assert doc["experiments"][0]["rc"] == 0
+    # An ok guest's console excerpt is left out.
+    ok = F.lab_guest_doc(guest(guest_status="ok",
+                               guest_console_excerpt=["x"]), "g", HV)
+    assert ok["console_excerpt"] == []
+
+
+def test_ssh_proxy():
+    assert F.lab_ssh_proxy({"ansible_connection": "local"}, "localhost") \
+        == ""
+    assert F.lab_ssh_proxy({}, "hv1") == \
+        '-o ProxyCommand="ssh -W %h:%p -p 22  -l root hv1"'
+    hv = {"ansible_port": 2222, "ansible_ssh_private_key_file": "/k",
+          "ansible_ssh_common_args": "-o A=b", "ansible_user": "lab",
+          "ansible_host": "127.0.0.1"}
+    assert F.lab_ssh_proxy(hv, "hv2") == \
+        '-o ProxyCommand="ssh -W %h:%p -p 2222 -i /k -o A=b -l lab 127.0.0.1"'
+
+
+def test_regress_twins():
+    g = {"regress_side": "baseline", "regress_pair": "p",
+         "kernel": {"variant": "patched", "flavour": "perf"},
+         "cmdline_extra": "", "hypervisor": "localhost",
+         "memory_mib": "2048", "other": "not read",
+         "experiments": [{"name": "a", "program": "shmdb"}, {"name": "b"}]}
+    assert F.lab_regress_twins({"g": g}, ["g"]) == {"g": {
+        "side": "baseline", "pair": "p",
+        "kernel": {"variant": "patched", "flavour": "perf"},
+        "cmdline_extra": "", "hypervisor": "localhost", "memory_mib": 2048,
+        "experiments": ["a", "b"]}}
