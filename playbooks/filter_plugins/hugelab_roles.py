@@ -16,7 +16,12 @@ playbooks/tests/test_roles_filters.py).
   the collect role's templates/guest.json.j2);
 - lab_ssh_proxy: the SSH option that reaches a guest through its remote
   hypervisor (inventory/group_vars/guests.yml);
-- lab_regress_twins: the twins of a regression plan (regress-plan.yml).
+- lab_regress_twins: the twins of a regression plan (regress-plan.yml);
+- lab_collect_failures: the run's failures (the collect role);
+- lab_exp_status: an experiment's status (the run role's experiment record);
+- lab_fleet_pools: a guest's hugepage pools on its kernel command line (the
+  fleet role's fleet_pools);
+- lab_peers: the guests of a hypervisor in a play (site.yml's lab_peers).
 """
 import json
 import re
@@ -225,6 +230,46 @@ def lab_regress_twins(hostvars, guests):
     return out
 
 
+def lab_collect_failures(guests, hostvars):
+    """The run's failures: 'HOST: did not finish' of each guest without a
+    guest_status, then 'HOST: guest not ok' of each guest whose
+    guest_status is not 'ok' (guests in the given order)."""
+    unfinished = [h for h in guests if 'guest_status' not in hostvars[h]]
+    not_ok = [h for h in guests if 'guest_status' in hostvars[h]
+              and hostvars[h]['guest_status'] != 'ok']
+    return ([h + ': did not finish' for h in unfinished]
+            + [h + ': guest not ok' for h in not_ok])
+
+
+def lab_exp_status(dead, rc, msg, doc_status, hits):
+    """An experiment's status: 'timeout' when the guest died (dead), the
+    job timed out (rc 124) or never completed (msg); else 'ok' when rc is
+    0, the result document's status is 'ok' and no console line hit; else
+    'fail'."""
+    if dead or as_int(rc) == 124 or re.search('did not complete', str(msg)):
+        return 'timeout'
+    if as_int(rc) == 0 and doc_status == 'ok' and len(hits) == 0:
+        return 'ok'
+    return 'fail'
+
+
+def lab_fleet_pools(hugepages_2m, hugepages_1g, default_hugepagesz):
+    """The hugepage options of a guest's kernel command line, exactly as
+    the fleet role's Jinja wrote them (a pool of 0 pages is left out, its
+    place a blank: fleet_cmdline squeezes the blanks)."""
+    p2m = ('hugepagesz=2M hugepages=' + str(hugepages_2m)
+           if as_int(hugepages_2m) > 0 else '')
+    p1g = ('hugepagesz=1G hugepages=' + str(hugepages_1g)
+           if as_int(hugepages_1g) > 0 else '')
+    return '%s %s default_hugepagesz=%s' % (p2m, p1g, default_hugepagesz)
+
+
+def lab_peers(hosts, hostvars, hypervisor):
+    """The hosts (a play's, in its order) whose hypervisor is the given
+    one."""
+    return [h for h in hosts if hostvars[h]['hypervisor'] == hypervisor]
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -238,4 +283,8 @@ class FilterModule(object):
             'lab_guest_doc': lab_guest_doc,
             'lab_ssh_proxy': lab_ssh_proxy,
             'lab_regress_twins': lab_regress_twins,
+            'lab_collect_failures': lab_collect_failures,
+            'lab_exp_status': lab_exp_status,
+            'lab_fleet_pools': lab_fleet_pools,
+            'lab_peers': lab_peers,
         }

@@ -164,3 +164,109 @@ def test_regress_twins():
         "kernel": {"variant": "patched", "flavour": "perf"},
         "cmdline_extra": "", "hypervisor": "localhost", "memory_mib": 2048,
         "experiments": ["a", "b"]}}
+
+
+class FakeHostVars(object):
+    """Ansible's lazy hostvars: hostvars[h] is a mapping of h's variables
+    (only item access and `in`, no attributes)."""
+
+    def __init__(self, hosts):
+        self._hosts = hosts
+
+    def __getitem__(self, h):
+        return self._hosts[h]
+
+
+def test_collect_failures_unfinished_then_not_ok():
+    hv = FakeHostVars({
+        "a": {"inventory_hostname": "a", "guest_status": "ok"},
+        "b": {"inventory_hostname": "b", "guest_status": "panic"},
+        "c": {"inventory_hostname": "c"},
+        "d": {"inventory_hostname": "d", "guest_status": "timeout"},
+        "e": {"inventory_hostname": "e"}})
+    # The old Jinja: every guest without guest_status, then every guest
+    # whose guest_status is not 'ok', each in collect_guests' order.
+    assert F.lab_collect_failures(["a", "b", "c", "d", "e"], hv) == [
+        "c: did not finish", "e: did not finish",
+        "b: guest not ok", "d: guest not ok"]
+    assert F.lab_collect_failures(["e", "d", "a"], hv) == [
+        "e: did not finish", "d: guest not ok"]
+    assert F.lab_collect_failures(["a"], hv) == []
+    assert F.lab_collect_failures([], hv) == []
+
+
+def test_exp_status():
+    # timeout: the guest died, rc 124, or the job never completed; it
+    # wins over everything else.
+    assert F.lab_exp_status(True, 0, "", "ok", []) == "timeout"
+    assert F.lab_exp_status(False, "124", "", "ok", []) == "timeout"
+    assert F.lab_exp_status(False, 124, "", "ok", []) == "timeout"
+    assert F.lab_exp_status(
+        False, -1, "async task did not complete within the requested time",
+        "", []) == "timeout"
+    # ok: rc 0, the result's status ok, no console hit.
+    assert F.lab_exp_status(False, "0", "", "ok", []) == "ok"
+    assert F.lab_exp_status(False, 0, None, "ok", []) == "ok"
+    # fail: anything else (rc, missing status, a console hit).
+    assert F.lab_exp_status(False, 1, "", "ok", []) == "fail"
+    assert F.lab_exp_status(False, -1, "", "ok", []) == "fail"
+    assert F.lab_exp_status(False, 0, "", "", []) == "fail"
+    assert F.lab_exp_status(False, 0, "", "fail", []) == "fail"
+    assert F.lab_exp_status(False, 0, "", "ok", ["BUG: x"]) == "fail"
+    # rc as Jinja's int filter reads it ("abc" is 0).
+    assert F.lab_exp_status(False, "abc", "", "ok", []) == "ok"
+
+
+OLD_FLEET_POOLS = (
+    "{{ 'hugepagesz=2M hugepages=' ~ hugepages_2m"
+    " if (hugepages_2m | int) > 0 else '' }}\n"
+    "{{ 'hugepagesz=1G hugepages=' ~ hugepages_1g"
+    " if (hugepages_1g | int) > 0 else '' }}\n"
+    "default_hugepagesz={{ default_hugepagesz }}")
+
+
+def old_fleet_pools(h2m, h1g, default):
+    """The fleet role's old fleet_pools: its YAML folded scalar (>-: the
+    lines joined by blanks) rendered by Jinja."""
+    import jinja2
+    text = OLD_FLEET_POOLS.replace("\n", " ")
+    return jinja2.Environment().from_string(text).render(
+        hugepages_2m=h2m, hugepages_1g=h1g, default_hugepagesz=default)
+
+
+def cmdline(pools, base="root=/dev/vda rw console=ttyS0,115200",
+            extra="mitigations=off"):
+    """fleet_cmdline from fleet_pools (blanks squeezed, trimmed)."""
+    import re
+    return re.sub(r"\s+", " ", base + " " + pools + " " + extra).strip()
+
+
+def test_fleet_pools_exact_old_rendering():
+    assert F.lab_fleet_pools(0, 0, "2M") == "  default_hugepagesz=2M"
+    assert F.lab_fleet_pools(600, 1, "2M") == \
+        "hugepagesz=2M hugepages=600 hugepagesz=1G hugepages=1" \
+        " default_hugepagesz=2M"
+    assert F.lab_fleet_pools(0, 2, "1G") == \
+        " hugepagesz=1G hugepages=2 default_hugepagesz=1G"
+    assert F.lab_fleet_pools(520, 0, "2M") == \
+        "hugepagesz=2M hugepages=520  default_hugepagesz=2M"
+    combos = [(0, 0, "2M"), (600, 0, "2M"), (0, 1, "1G"), (1200, 2, "1G"),
+              ("600", "1", "2M"), ("0", "0", "1G"), (-1, 0, "2M"),
+              ("abc", "", "2M"), (1.0, 0, "2M")]
+    for h2m, h1g, default in combos:
+        old = old_fleet_pools(h2m, h1g, default)
+        assert F.lab_fleet_pools(h2m, h1g, default) == old
+        assert cmdline(F.lab_fleet_pools(h2m, h1g, default)) == cmdline(old)
+    assert cmdline(F.lab_fleet_pools(0, 0, "2M")) == \
+        "root=/dev/vda rw console=ttyS0,115200 default_hugepagesz=2M" \
+        " mitigations=off"
+
+
+def test_peers_in_play_order():
+    hv = FakeHostVars({"g1": {"hypervisor": "hv1"},
+                       "g2": {"hypervisor": "hv2"},
+                       "g3": {"hypervisor": "hv1"},
+                       "g4": {"hypervisor": "localhost"}})
+    assert F.lab_peers(["g3", "g2", "g1", "g4"], hv, "hv1") == ["g3", "g1"]
+    assert F.lab_peers(["g1", "g2", "g3", "g4"], hv, "hv2") == ["g2"]
+    assert F.lab_peers(["g1", "g2"], hv, "hv9") == []
