@@ -353,7 +353,6 @@ static void pagetables_json(struct json *j, const struct run *r)
 static void model_hugepages_json(struct json *j, const struct run *r)
 {
 	struct model_res model;
-	char b[32];
 
 	cfg_model(&r->c, r->c.sessions, false, &model);
 	json_key(j, "model");
@@ -363,18 +362,8 @@ static void model_hugepages_json(struct json *j, const struct run *r)
 	json_kv_uint(j, "pmd_pages_per_session", model.pmd_pages_per_session);
 	json_kv_uint(j, "shared_slots", model.shared_slots);
 	json_obj_end(j);
-	json_key(j, "hugepages");
-	json_obj_begin(j);
-	for (int i = 0; i < r->hp_n; i++) {
-		snprintf(b, sizeof(b), "%" PRIu64, r->hp_size[i]);
-		json_key(j, b);
-		json_obj_begin(j);
-		hp_counts_json(j, "before", &r->hp_before[i]);
-		hp_counts_json(j, "after", &r->hp_after[i]);
-		json_kv_bool(j, "returned", r->hp_returned[i]);
-		json_obj_end(j);
-	}
-	json_obj_end(j);
+	hp_run_json(j, r->hp_n, r->hp_size, r->hp_before, r->hp_after,
+		    r->hp_returned);
 }
 
 /* The document; true when writing failed. */

@@ -393,17 +393,6 @@ bool fleet_await(struct fleet_shared *sh, uint32_t ph)
 	return r == 1;
 }
 
-static uint64_t meminfo_once(const char *key)
-{
-	struct kvlist m = { 0 };
-	uint64_t v = 0;
-
-	if (meminfo_read(&m) == 0)
-		v = kv_get(&m, key, NULL);
-	kvlist_free(&m);
-	return v;
-}
-
 uint64_t fleet_meminfo_settled(const char *key)
 {
 	uint64_t v = meminfo_once(key);

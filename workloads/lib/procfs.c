@@ -395,6 +395,37 @@ void hp_counts_json(struct json *j, const char *k, const struct hp_counts *c)
 	json_obj_end(j);
 }
 
+uint64_t meminfo_once(const char *key)
+{
+	struct kvlist m = { 0 };
+	uint64_t v = 0;
+
+	if (meminfo_read(&m) == 0)
+		v = kv_get(&m, key, NULL);
+	kvlist_free(&m);
+	return v;
+}
+
+void hp_run_json(struct json *j, int n, const uint64_t *size,
+		 const struct hp_counts *before, const struct hp_counts *after,
+		 const bool *returned)
+{
+	char b[32];
+
+	json_key(j, "hugepages");
+	json_obj_begin(j);
+	for (int i = 0; i < n; i++) {
+		snprintf(b, sizeof(b), "%" PRIu64, size[i]);
+		json_key(j, b);
+		json_obj_begin(j);
+		hp_counts_json(j, "before", &before[i]);
+		hp_counts_json(j, "after", &after[i]);
+		json_kv_bool(j, "returned", returned[i]);
+		json_obj_end(j);
+	}
+	json_obj_end(j);
+}
+
 void pids_limit_describe(FILE *proc_cgroup, const char *cgroot, char *buf,
 			 size_t size)
 {

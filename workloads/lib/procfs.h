@@ -29,6 +29,8 @@ void kvlist_free(struct kvlist *l);
 int meminfo_parse(FILE *f, struct kvlist *l);     /* "Name:  123 kB" */
 int vmstat_parse(FILE *f, struct kvlist *l);      /* "name 123" */
 int meminfo_read(struct kvlist *l);               /* /proc/meminfo */
+/* One /proc/meminfo field (e.g. "MemFree", kB as read); 0 if unreadable. */
+uint64_t meminfo_once(const char *key);
 int vmstat_read(struct kvlist *l);                /* /proc/vmstat */
 /* Value of name; 0 and *found=false when absent (found may be NULL). */
 uint64_t kv_get(const struct kvlist *l, const char *name, bool *found);
@@ -65,6 +67,13 @@ int hp_read(const char *root, uint64_t size, struct hp_counts *c);
 void hp_counts_json(struct json *j, const char *k, const struct hp_counts *c);
 /* {"<size>": {"nr","free","rsvd","surp"}, ...} for every size under root */
 void hp_json(struct json *j, const char *root);
+/*
+ * Key "hugepages": {"<size>": {"before": {...}, "after": {...},
+ * "returned": bool}, ...} for the n sizes of a run (workloads/SCHEMA.md).
+ */
+void hp_run_json(struct json *j, int n, const uint64_t *size,
+		 const struct hp_counts *before, const struct hp_counts *after,
+		 const bool *returned);
 
 /*
  * Reads a small text file into buf (NUL-terminated, trailing newline removed).

@@ -184,17 +184,6 @@ static bool test_stuck_session(void)
 	return e && !strcmp(e, "1");
 }
 
-static uint64_t meminfo_once(const char *key)
-{
-	struct kvlist m = { 0 };
-	uint64_t v = 0;
-
-	if (meminfo_read(&m) == 0)
-		v = kv_get(&m, key, NULL);
-	kvlist_free(&m);
-	return v;
-}
-
 /*
  * CPU cost of one transaction without latency recording, for the overhead
  * ratio: verify (+ update for write_pct) of buffers in private memory with

@@ -158,20 +158,9 @@ static void hugepages_vmstat_json(const struct doc *d)
 {
 	const struct results *r = d->r;
 	struct json *j = d->j;
-	char b[32];
 
-	json_key(j, "hugepages");
-	json_obj_begin(j);
-	for (int i = 0; i < r->hp_n; i++) {
-		snprintf(b, sizeof(b), "%" PRIu64, r->hp_size[i]);
-		json_key(j, b);
-		json_obj_begin(j);
-		hp_counts_json(j, "before", &r->hp_before[i]);
-		hp_counts_json(j, "after", &r->hp_after[i]);
-		json_kv_bool(j, "returned", r->hp_returned[i]);
-		json_obj_end(j);
-	}
-	json_obj_end(j);
+	hp_run_json(j, r->hp_n, r->hp_size, r->hp_before, r->hp_after,
+		    r->hp_returned);
 	json_key(j, "vmstat_delta");
 	vmstat_delta_json(j, &r->vm_before, &r->vm_after);
 	if (r->vm_attached.n) {
