@@ -21,7 +21,8 @@ playbooks/tests/test_roles_filters.py).
 - lab_exp_status: an experiment's status (the run role's experiment record);
 - lab_fleet_pools: a guest's hugepage pools on its kernel command line (the
   fleet role's fleet_pools);
-- lab_peers: the guests of a hypervisor in a play (site.yml's lab_peers).
+- lab_peers: the guests of a hypervisor in a play (site.yml's lab_peers);
+- lab_outcome_failures: the failures the run ends on (site.yml's Outcome).
 """
 import json
 import re
@@ -270,6 +271,20 @@ def lab_peers(hosts, hostvars, hypervisor):
     return [h for h in hosts if hostvars[h]['hypervisor'] == hypervisor]
 
 
+def lab_outcome_failures(run_failures, guests, hostvars):
+    """The failures the run ends on: the collect role's failures, then
+    'HOST: guest not ok' of each guest whose guest_status is not 'ok'
+    (guests in the given order), each once, first place kept."""
+    not_ok = [h + ': guest not ok' for h in guests
+              if 'guest_status' in hostvars[h]
+              and hostvars[h]['guest_status'] != 'ok']
+    out = []
+    for failure in list(run_failures) + not_ok:
+        if failure not in out:
+            out.append(failure)
+    return out
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -287,4 +302,5 @@ class FilterModule(object):
             'lab_exp_status': lab_exp_status,
             'lab_fleet_pools': lab_fleet_pools,
             'lab_peers': lab_peers,
+            'lab_outcome_failures': lab_outcome_failures,
         }

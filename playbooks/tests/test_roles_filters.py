@@ -270,3 +270,82 @@ def test_peers_in_play_order():
     assert F.lab_peers(["g3", "g2", "g1", "g4"], hv, "hv1") == ["g3", "g1"]
     assert F.lab_peers(["g1", "g2", "g3", "g4"], hv, "hv2") == ["g2"]
     assert F.lab_peers(["g1", "g2"], hv, "hv9") == []
+
+
+def find_key(node, key):
+    """The values of every `key` in a loaded YAML document."""
+    found = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == key:
+                found.append(v)
+            found.extend(find_key(v, key))
+    elif isinstance(node, list):
+        for v in node:
+            found.extend(find_key(v, key))
+    return found
+
+
+def yaml_expr(relpath, key):
+    """The Jinja expression the checkout's YAML file gives `key` (the only
+    one of that name in the file)."""
+    import yaml
+    with open(os.path.join(TOP, relpath)) as f:
+        values = find_key(yaml.safe_load(f), key)
+    assert len(values) == 1, (relpath, key, values)
+    return values[0]
+
+
+def ansible_render(template, variables):
+    """A template rendered by Ansible's own templar, with Ansible's filters
+    and the lab's (playbooks/filter_plugins), as a play would."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.plugins.loader import filter_loader
+    from ansible.template import Templar
+    filter_loader.add_directory(os.path.dirname(PLUGIN))
+    return Templar(loader=DataLoader(), variables=variables).template(template)
+
+
+# site.yml's Outcome play before lab_outcome_failures (YAML folded, so
+# the whole value is this one expression).
+OLD_OUTCOME_FAILURES = (
+    "{{ (hostvars['localhost'].lab_run_failures | default([])\n"
+    "    + groups['guests'] | map('extract', hostvars)"
+    " | selectattr('guest_status', 'defined')\n"
+    "      | rejectattr('guest_status', 'equalto', 'ok')"
+    " | map(attribute='inventory_hostname')\n"
+    "      | map('regex_replace', '$', ': guest not ok') | list)"
+    " | unique | list }}")
+
+
+def test_outcome_failures_as_old_jinja():
+    guests = {
+        "a": {"inventory_hostname": "a", "guest_status": "ok"},
+        "b": {"inventory_hostname": "b", "guest_status": "panic"},
+        "c": {"inventory_hostname": "c"},
+        "d": {"inventory_hostname": "d", "guest_status": "timeout"}}
+    new = yaml_expr("site.yml", "lab_outcome_failures")
+    assert "\n" not in new
+    cases = [
+        # collect ran: its failures, a guest's own line only once
+        ["c: did not finish", "b: guest not ok", "d: guest not ok"],
+        # collect did not run (--skip-tags collect)
+        None,
+        [],
+        # duplicates in collect's list are dropped too
+        ["x: y", "x: y", "d: guest not ok"],
+    ]
+    for order in (["a", "b", "c", "d"], ["d", "c", "b", "a"], ["a"], []):
+        for run_failures in cases:
+            local = {} if run_failures is None else \
+                {"lab_run_failures": run_failures}
+            hostvars = dict(guests, localhost=local)
+            variables = {"hostvars": hostvars, "groups": {"guests": order}}
+            old = ansible_render(OLD_OUTCOME_FAILURES, variables)
+            assert ansible_render(new, variables) == old
+            assert F.lab_outcome_failures(
+                run_failures or [], order, FakeHostVars(hostvars)) == old
+    hostvars = dict(guests, localhost={"lab_run_failures": ["c: x"]})
+    assert ansible_render(new, {
+        "hostvars": hostvars, "groups": {"guests": ["a", "b", "c", "d"]}}) \
+        == ["c: x", "b: guest not ok", "d: guest not ok"]
