@@ -22,7 +22,8 @@ playbooks/tests/test_roles_filters.py).
 - lab_fleet_pools: a guest's hugepage pools on its kernel command line (the
   fleet role's fleet_pools);
 - lab_peers: the guests of a hypervisor in a play (site.yml's lab_peers);
-- lab_outcome_failures: the failures the run ends on (site.yml's Outcome).
+- lab_outcome_failures: the failures the run ends on (site.yml's Outcome);
+- lab_teardown_mine: the domain names of a hypervisor's guests (teardown.yml).
 """
 import json
 import re
@@ -285,6 +286,14 @@ def lab_outcome_failures(run_failures, guests, hostvars):
     return out
 
 
+def lab_teardown_mine(guests, hostvars, hypervisor):
+    """The domain names of the guests (in the given order) whose
+    hypervisor is the given one."""
+    return [hostvars[h]['domain_name'] for h in guests
+            if 'hypervisor' in hostvars[h]
+            and hostvars[h]['hypervisor'] == hypervisor]
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -303,4 +312,5 @@ class FilterModule(object):
             'lab_fleet_pools': lab_fleet_pools,
             'lab_peers': lab_peers,
             'lab_outcome_failures': lab_outcome_failures,
+            'lab_teardown_mine': lab_teardown_mine,
         }

@@ -349,3 +349,58 @@ def test_outcome_failures_as_old_jinja():
     assert ansible_render(new, {
         "hostvars": hostvars, "groups": {"guests": ["a", "b", "c", "d"]}}) \
         == ["c: x", "b: guest not ok", "d: guest not ok"]
+
+
+# teardown.yml's teardown_mine and teardown_pick before (YAML folded).
+OLD_TEARDOWN_MINE = (
+    "{{ groups['guests'] | default([]) | map('extract', hostvars)\n"
+    "   | selectattr('hypervisor', 'equalto', inventory_hostname)\n"
+    "   | map(attribute='domain_name') | list }}")
+OLD_TEARDOWN_PICK = (
+    "{{ teardown_xml.results | lab_teardown_pick(lab_metadata_ns,"
+    " lab_owner_id, teardown_mine,\n"
+    "                                            inventory_hostname,"
+    " teardown_scope) }}")
+
+
+def test_teardown_mine_as_old_jinja():
+    hostvars = {
+        "g1": {"hypervisor": "localhost", "domain_name": "hl-g1"},
+        "g2": {"hypervisor": "hv2", "domain_name": "hl-g2"},
+        "g3": {"hypervisor": "localhost", "domain_name": "hl-g3"},
+        "localhost": {}, "hv2": {}}
+    new = yaml_expr("playbooks/teardown.yml", "teardown_mine")
+    assert "\n" not in new
+    for groups in ({"guests": ["g1", "g2", "g3"]},
+                   {"guests": ["g3", "g1"]}, {"guests": []}, {}):
+        for hv in ("localhost", "hv2", "hv9"):
+            variables = {"groups": groups, "hostvars": hostvars,
+                         "inventory_hostname": hv}
+            old = ansible_render(OLD_TEARDOWN_MINE, variables)
+            assert ansible_render(new, variables) == old
+            assert F.lab_teardown_mine(groups.get("guests", []),
+                                       FakeHostVars(hostvars), hv) == old
+    assert F.lab_teardown_mine(["g1", "g2", "g3"], FakeHostVars(hostvars),
+                               "localhost") == ["hl-g1", "hl-g3"]
+
+
+def test_teardown_pick_one_line_as_old():
+    from test_owner import ME, NS, OTHER, xml
+    results = [{"item": "hl-a", "get_xml": xml("hl-a", OTHER)},
+               {"item": "hl-b", "get_xml": xml("hl-b", ME)},
+               {"item": "hl-c", "get_xml": xml("hl-c")},
+               {"item": "hl-d", "get_xml": xml("hl-d", ME,
+                                               hypervisor="hv2")},
+               {"item": "web", "get_xml": xml("web", lab=False)},
+               {"item": "gone", "get_xml": None}]
+    new = yaml_expr("playbooks/teardown.yml", "teardown_pick")
+    assert "\n" not in new
+    for scope in ("inventory", "all"):
+        for mine in (["hl-a", "hl-b", "hl-c", "hl-d", "web"], ["hl-b"], []):
+            variables = {"teardown_xml": {"results": results},
+                         "lab_metadata_ns": NS, "lab_owner_id": ME,
+                         "teardown_mine": mine, "teardown_scope": scope,
+                         "inventory_hostname": "localhost"}
+            old = ansible_render(OLD_TEARDOWN_PICK, variables)
+            assert ansible_render(new, variables) == old
+    assert [d["name"] for d in old["remove"]] == ["hl-b", "hl-c", "hl-d"]
