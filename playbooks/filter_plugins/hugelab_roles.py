@@ -23,7 +23,9 @@ playbooks/tests/test_roles_filters.py).
   fleet role's fleet_pools);
 - lab_peers: the guests of a hypervisor in a play (site.yml's lab_peers);
 - lab_outcome_failures: the failures the run ends on (site.yml's Outcome);
-- lab_teardown_mine: the domain names of a hypervisor's guests (teardown.yml).
+- lab_teardown_mine: the domain names of a hypervisor's guests (teardown.yml);
+- lab_regress_errors: the mistakes a refused regression plan records
+  (regress-plan.yml).
 """
 import json
 import re
@@ -294,6 +296,14 @@ def lab_teardown_mine(guests, hostvars, hypervisor):
             and hostvars[h]['hypervisor'] == hypervisor]
 
 
+def lab_regress_errors(stdout, failed_msg):
+    """The validator's mistakes: the errors of its JSON verdict when its
+    output is one (starts with '{'), else the failed task's message."""
+    if stdout.startswith('{'):
+        return json.loads(stdout)['errors']
+    return [failed_msg]
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -313,4 +323,5 @@ class FilterModule(object):
             'lab_peers': lab_peers,
             'lab_outcome_failures': lab_outcome_failures,
             'lab_teardown_mine': lab_teardown_mine,
+            'lab_regress_errors': lab_regress_errors,
         }

@@ -404,3 +404,37 @@ def test_teardown_pick_one_line_as_old():
             old = ansible_render(OLD_TEARDOWN_PICK, variables)
             assert ansible_render(new, variables) == old
     assert [d["name"] for d in old["remove"]] == ["hl-b", "hl-c", "hl-d"]
+
+
+# regress-plan.yml's regress_errors before (YAML folded).
+OLD_REGRESS_ERRORS = (
+    "{{ (validate_run.stdout | from_json).errors\n"
+    "   if (validate_run.stdout | default('')).startswith('{')\n"
+    "   else [ansible_failed_result.msg | default('validation failed')] }}")
+
+
+def test_regress_errors_as_old_jinja():
+    verdict = {"schema": "hugelab.validate/1", "guests": 2,
+               "errors": ["guests/g1: memory_mib: not an integer",
+                          "guests/g2: hypervisor 'hv9' is not a host"]}
+    new = yaml_expr("playbooks/regress-plan.yml", "regress_errors")
+    assert "\n" not in new
+    runs = [{"stdout": json.dumps(verdict)},
+            {"stdout": json.dumps(dict(verdict, errors=[]))},
+            {"stdout": "Traceback (most recent call last):"},
+            {"stdout": ""}, {}, None]
+    faileds = [{"msg": "non-zero return code"}, {}, None]
+    for run in runs:
+        for failed in faileds:
+            variables = {}
+            if run is not None:
+                variables["validate_run"] = run
+            if failed is not None:
+                variables["ansible_failed_result"] = failed
+            old = ansible_render(OLD_REGRESS_ERRORS, variables)
+            assert ansible_render(new, variables) == old
+            msg = (failed or {}).get("msg", "validation failed")
+            assert F.lab_regress_errors(
+                (run or {}).get("stdout", ""), msg) == old
+    assert F.lab_regress_errors(json.dumps(verdict), "x") == verdict["errors"]
+    assert F.lab_regress_errors("", "x") == ["x"]
