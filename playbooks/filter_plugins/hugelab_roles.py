@@ -25,7 +25,9 @@ playbooks/tests/test_roles_filters.py).
 - lab_outcome_failures: the failures the run ends on (site.yml's Outcome);
 - lab_teardown_mine: the domain names of a hypervisor's guests (teardown.yml);
 - lab_regress_errors: the mistakes a refused regression plan records
-  (regress-plan.yml).
+  (regress-plan.yml);
+- lab_kernel_manifest: the manifest a kernel build wrote or the cached one
+  (the kernel role's build.yml).
 """
 import json
 import re
@@ -304,6 +306,15 @@ def lab_regress_errors(stdout, failed_msg):
     return [failed_msg]
 
 
+def lab_kernel_manifest(built, stdout_lines, cache, kernel_vf):
+    """The path of a kernel's manifest: the last line kernel-build/build
+    printed when it ran (built), else the cached CACHE/kernel/ID/manifest.json
+    (stdout_lines are then not read)."""
+    if built:
+        return stdout_lines[-1]
+    return '%s/kernel/%s/manifest.json' % (cache, kernel_vf)
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -324,4 +335,5 @@ class FilterModule(object):
             'lab_outcome_failures': lab_outcome_failures,
             'lab_teardown_mine': lab_teardown_mine,
             'lab_regress_errors': lab_regress_errors,
+            'lab_kernel_manifest': lab_kernel_manifest,
         }

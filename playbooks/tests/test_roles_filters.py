@@ -438,3 +438,35 @@ def test_regress_errors_as_old_jinja():
                 (run or {}).get("stdout", ""), msg) == old
     assert F.lab_regress_errors(json.dumps(verdict), "x") == verdict["errors"]
     assert F.lab_regress_errors("", "x") == ["x"]
+
+
+# The kernel role's kernel_manifest before (build.yml, YAML folded).
+OLD_KERNEL_MANIFEST = (
+    "{{ job_result.stdout_lines[-1] if kernel_run | bool\n"
+    "   else hugelab_cache ~ '/kernel/' ~ kernel_vf ~ '/manifest.json' }}")
+
+
+def test_kernel_manifest_as_old_jinja():
+    new = yaml_expr("playbooks/roles/kernel/tasks/build.yml",
+                    "kernel_manifest")
+    assert "\n" not in new
+    built = {"stdout_lines": ["building", "/c/kernel/patched-perf/m.json"]}
+    skipped = {"skipped": True, "changed": False}
+    # kernel_run as a play gets it: a bool, -e's strings, a number.
+    for run in (True, False, "true", "false", "yes", "no", "1", "0", 1, 0):
+        on = run in (True, "true", "yes", "1", 1)
+        for job in ((built,) if on else (built, skipped, None)):
+            for vf in ("patched-perf", "6.12-stock-debug"):
+                variables = {"kernel_run": run, "kernel_vf": vf,
+                             "hugelab_cache": "/var/cache/hugelab"}
+                if job is not None:
+                    variables["job_result"] = job
+                old = ansible_render(OLD_KERNEL_MANIFEST, variables)
+                assert ansible_render(new, variables) == old
+                lines = (job or {}).get("stdout_lines", [])
+                assert F.lab_kernel_manifest(
+                    on, lines, "/var/cache/hugelab", vf) == old
+    assert F.lab_kernel_manifest(False, [], "/c", "stock-perf") == \
+        "/c/kernel/stock-perf/manifest.json"
+    assert F.lab_kernel_manifest(True, ["a", "/m.json"], "/c", "x") == \
+        "/m.json"
