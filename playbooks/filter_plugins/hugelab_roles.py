@@ -27,7 +27,9 @@ playbooks/tests/test_roles_filters.py).
 - lab_regress_errors: the mistakes a refused regression plan records
   (regress-plan.yml);
 - lab_kernel_manifest: the manifest a kernel build wrote or the cached one
-  (the kernel role's build.yml).
+  (the kernel role's build.yml);
+- lab_bundle_files: the DEST SRC pairs of a guest's program bundle (the run
+  role's run_bundle_files).
 """
 import json
 import re
@@ -315,6 +317,18 @@ def lab_kernel_manifest(built, stdout_lines, cache, kernel_vf):
     return '%s/kernel/%s/manifest.json' % (cache, kernel_vf)
 
 
+def lab_bundle_files(programs, lab_programs, selftests, build_dir):
+    """The bundle's files as one flat list of DEST SRC pairs: each program
+    and its path (lab_programs), then selftests/TEST and BUILD_DIR/bin/TEST
+    of each selftest."""
+    out = []
+    for p in programs:
+        out += [p, lab_programs[p]['path']]
+    for t in selftests:
+        out += ['selftests/' + str(t), str(build_dir) + '/bin/' + str(t)]
+    return out
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -336,4 +350,5 @@ class FilterModule(object):
             'lab_teardown_mine': lab_teardown_mine,
             'lab_regress_errors': lab_regress_errors,
             'lab_kernel_manifest': lab_kernel_manifest,
+            'lab_bundle_files': lab_bundle_files,
         }

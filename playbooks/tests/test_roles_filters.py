@@ -470,3 +470,46 @@ def test_kernel_manifest_as_old_jinja():
         "/c/kernel/stock-perf/manifest.json"
     assert F.lab_kernel_manifest(True, ["a", "/m.json"], "/c", "x") == \
         "/m.json"
+
+
+# The run role's run_bundle_files before (tasks/main.yml, YAML folded).
+OLD_BUNDLE_FILES = (
+    "{{ (run_programs | zip(run_programs"
+    " | map('extract', lab_programs, 'path')) | flatten)\n"
+    "   + (run_selftests | map('regex_replace', '^', 'selftests/')\n"
+    "      | zip(run_selftests | map('regex_replace', '^',"
+    " selftest_build_dir ~ '/bin/')) | flatten) }}")
+
+
+def test_bundle_files_as_old_jinja():
+    new = yaml_expr("playbooks/roles/run/tasks/main.yml", "run_bundle_files")
+    assert "\n" not in new
+    top = "/srv/hugelab"
+    lab_programs = {
+        "shmdb": {"path": top + "/workloads/build/shmdb", "json_opt": "--out"},
+        "racer": {"path": top + "/workloads/build/racer",
+                  "json_opt": "--json"},
+        "selftest": {"path": top + "/playbooks/roles/run/files/selftest-run",
+                     "json_opt": "--json"},
+        "crash": {"path": "/tmp/e2e/crash trigger", "json_opt": "--json"}}
+    names = ["hugepage-mremap", "hugepage-shm", "map_hugetlb",
+             "hugetlb-madvise", "hugetlb-split-race"]
+    for programs in (["shmdb", "racer"], ["selftest"],
+                     ["racer", "selftest", "crash"], []):
+        for selftests in ((names, names[:1], []) if "selftest" in programs
+                          else ([],)):
+            for build_dir in ("/var/cache/hugelab/selftests/6.1.158",
+                              "/c/s t"):
+                variables = {"run_programs": programs,
+                             "lab_programs": lab_programs,
+                             "run_selftests": selftests,
+                             "selftest_build_dir": build_dir}
+                old = ansible_render(OLD_BUNDLE_FILES, variables)
+                assert ansible_render(new, variables) == old
+                assert F.lab_bundle_files(
+                    programs, lab_programs, selftests, build_dir) == old
+    assert F.lab_bundle_files(["racer", "selftest"], lab_programs,
+                              ["map_hugetlb"], "/b") == [
+        "racer", top + "/workloads/build/racer",
+        "selftest", top + "/playbooks/roles/run/files/selftest-run",
+        "selftests/map_hugetlb", "/b/bin/map_hugetlb"]
