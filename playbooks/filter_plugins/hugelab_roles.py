@@ -278,18 +278,28 @@ def lab_peers(hosts, hostvars, hypervisor):
     return [h for h in hosts if hostvars[h]['hypervisor'] == hypervisor]
 
 
+def ansible_unique(items):
+    """Ansible's unique filter (Jinja's with case_sensitive false): the
+    items in order, each once, a text equal to an earlier one but for case
+    counting as a repeat."""
+    seen, out = set(), []
+    for item in items:
+        key = item.lower() if isinstance(item, str) else item
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
 def lab_outcome_failures(run_failures, guests, hostvars):
     """The failures the run ends on: the collect role's failures, then
     'HOST: guest not ok' of each guest whose guest_status is not 'ok'
-    (guests in the given order), each once, first place kept."""
+    (guests in the given order), each once, first place kept (as Ansible's
+    unique: case aside)."""
     not_ok = [h + ': guest not ok' for h in guests
               if 'guest_status' in hostvars[h]
               and hostvars[h]['guest_status'] != 'ok']
-    out = []
-    for failure in list(run_failures) + not_ok:
-        if failure not in out:
-            out.append(failure)
-    return out
+    return ansible_unique(list(run_failures) + not_ok)
 
 
 def lab_teardown_mine(guests, hostvars, hypervisor):

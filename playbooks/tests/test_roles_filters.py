@@ -334,6 +334,8 @@ def test_outcome_failures_as_old_jinja():
         [],
         # duplicates in collect's list are dropped too
         ["x: y", "x: y", "d: guest not ok"],
+        # Ansible's unique ignores case: the first spelling stays
+        ["X: Y", "x: y", "D: guest not ok", "B: Guest Not OK"],
     ]
     for order in (["a", "b", "c", "d"], ["d", "c", "b", "a"], ["a"], []):
         for run_failures in cases:
