@@ -29,7 +29,10 @@ playbooks/tests/test_roles_filters.py).
 - lab_kernel_manifest: the manifest a kernel build wrote or the cached one
   (the kernel role's build.yml);
 - lab_bundle_files: the DEST SRC pairs of a guest's program bundle (the run
-  role's run_bundle_files).
+  role's run_bundle_files);
+- lab_console_excerpt, lab_failed_experiments, lab_failed_status: a failed
+  guest's console excerpt, experiments and status
+  (playbooks/tasks/guest-failed.yml).
 """
 import json
 import re
@@ -339,6 +342,40 @@ def lab_bundle_files(programs, lab_programs, selftests, build_dir):
     return out
 
 
+def lab_console_excerpt(lines, previous, patterns, count):
+    """A failed guest's console excerpt: the excerpt so far, the console
+    lines that hit a pattern, then the last `count` lines (all of them when
+    count is 0, as Jinja's lines[-0:]), each once (Ansible's unique)."""
+    return ansible_unique(list(previous) + lab_console_hits(lines, patterns)
+                          + list(lines[-count:]))
+
+
+def lab_failed_experiments(experiments, current, failed):
+    """A failed guest's experiments: the recorded ones, then the one under
+    way (current: {name, program}) as a timeout with the failed task's
+    message (failed: its result; 'failed' without a msg), unless there is
+    none or it is recorded already."""
+    experiments = list(experiments)
+    if 'name' not in current:
+        return experiments
+    name = current['name']
+    if name in [e['name'] for e in experiments if 'name' in e]:
+        return experiments
+    return experiments + [{
+        'name': name, 'program': current['program'], 'status': 'timeout',
+        'result': 'results/' + str(name) + '.json', 'seconds': 0, 'rc': -1,
+        'stderr_tail': [failed.get('msg', 'failed')]}]
+
+
+def lab_failed_status(status, msg):
+    """A failed guest's status when its console shows no panic: its own
+    when not 'ok', else 'timeout' when the failure message says 'timed
+    out', else 'fail'."""
+    if status != 'ok':
+        return status
+    return 'timeout' if re.search('timed out', str(msg)) else 'fail'
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -361,4 +398,7 @@ class FilterModule(object):
             'lab_regress_errors': lab_regress_errors,
             'lab_kernel_manifest': lab_kernel_manifest,
             'lab_bundle_files': lab_bundle_files,
+            'lab_console_excerpt': lab_console_excerpt,
+            'lab_failed_experiments': lab_failed_experiments,
+            'lab_failed_status': lab_failed_status,
         }

@@ -515,3 +515,109 @@ def test_bundle_files_as_old_jinja():
         "racer", top + "/workloads/build/racer",
         "selftest", top + "/playbooks/roles/run/files/selftest-run",
         "selftests/map_hugetlb", "/b/bin/map_hugetlb"]
+
+
+# playbooks/tasks/guest-failed.yml's three expressions before (folded).
+OLD_CONSOLE_EXCERPT = (
+    "{{ (guest_console_excerpt | default([])\n"
+    "    + failed_lines | lab_console_hits(console_fail_patterns)\n"
+    "    + failed_lines[-guest_console_excerpt_lines:]) | unique | list }}")
+OLD_FAILED_EXPERIMENTS = (
+    "{{ guest_experiments | default([])\n"
+    "   + ([{'name': run_current.name, 'program': run_current.program,"
+    " 'status': 'timeout',\n"
+    "        'result': 'results/' ~ run_current.name ~ '.json',"
+    " 'seconds': 0, 'rc': -1,\n"
+    "        'stderr_tail': [ansible_failed_result.msg"
+    " | default('failed')]}]\n"
+    "      if (run_current | default({})).name is defined\n"
+    "         and run_current.name not in (guest_experiments | default([])"
+    " | map(attribute='name') | list)\n"
+    "      else []) }}")
+OLD_FAILED_STATUS = (
+    "{{ guest_status if guest_status | default('ok') != 'ok'\n"
+    "   else ('timeout' if (ansible_failed_result.msg | default(''))"
+    " is search('timed out') else 'fail') }}")
+PATTERNS = ["Kernel panic", "Oops:", "BUG:", "WARNING:",
+            "possible circular locking", "rcu: INFO:", "Bad page"]
+
+
+def guest_failed_vars(**kw):
+    """The variables of guest-failed.yml's Record task, None ones unset."""
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def test_console_excerpt_as_old_jinja():
+    new = yaml_expr("playbooks/tasks/guest-failed.yml",
+                    "guest_console_excerpt")
+    assert "\n" not in new
+    console = ["[    0.0] Linux version 6.1.0", "login: ok",
+               "[   12.1] BUG: unable to handle page fault",
+               "[   12.2] Oops: 0000 [#1] SMP", "login: ok",
+               "[   12.3] bug: lower case is no hit",
+               "[   12.4] Kernel panic - not syncing: Fatal exception",
+               "[   12.4] KERNEL PANIC - not syncing: Fatal exception",
+               "---[ end Kernel panic ]---"]
+    for lines in (console, console[:2], []):
+        for previous in (None, [], ["[   12.2] Oops: 0000 [#1] SMP", "x"],
+                         ["LOGIN: OK"]):
+            for patterns in (PATTERNS, []):
+                for count in (30, 3, 1, 0):
+                    variables = guest_failed_vars(
+                        failed_lines=lines, guest_console_excerpt=previous,
+                        console_fail_patterns=patterns,
+                        guest_console_excerpt_lines=count)
+                    old = ansible_render(OLD_CONSOLE_EXCERPT, variables)
+                    assert ansible_render(new, variables) == old
+                    assert F.lab_console_excerpt(
+                        lines, previous or [], patterns, count) == old
+    assert F.lab_console_excerpt(console, [], PATTERNS, 1) == [
+        console[2], console[3], console[6], console[8]]
+
+
+def test_failed_experiments_as_old_jinja():
+    new = yaml_expr("playbooks/tasks/guest-failed.yml", "guest_experiments")
+    assert "\n" not in new
+    done = {"name": "shm", "program": "shmdb", "status": "ok",
+            "result": "results/shm.json", "seconds": 12, "rc": 0,
+            "stderr_tail": []}
+    for recorded in (None, [], [done]):
+        for current in (None, {}, {"name": "shm", "program": "shmdb"},
+                        {"name": "race", "program": "racer"}):
+            for failed in (None, {}, {"msg": "Data could not be sent"},
+                           {"msg": "", "unreachable": True},
+                           {"msg": None}):
+                variables = guest_failed_vars(
+                    guest_experiments=recorded, run_current=current,
+                    ansible_failed_result=failed)
+                old = ansible_render(OLD_FAILED_EXPERIMENTS, variables)
+                assert ansible_render(new, variables) == old
+                assert F.lab_failed_experiments(
+                    recorded or [], current or {}, failed or {}) == old
+    got = F.lab_failed_experiments(
+        [done], {"name": "race", "program": "racer"}, {"msg": "gone"})
+    assert got == [done, {
+        "name": "race", "program": "racer", "status": "timeout",
+        "result": "results/race.json", "seconds": 0, "rc": -1,
+        "stderr_tail": ["gone"]}]
+    assert list(got[1]) == ["name", "program", "status", "result",
+                            "seconds", "rc", "stderr_tail"]
+
+
+def test_failed_status_as_old_jinja():
+    new = yaml_expr("playbooks/tasks/guest-failed.yml", "failed_otherwise")
+    assert "\n" not in new
+    for status in (None, "ok", "timeout", "panic", "fail"):
+        for failed in (None, {}, {"msg": "Timeout (12s) waiting for"},
+                       {"msg": "ssh: connect timed out"},
+                       {"msg": "the job timed out after 600 s"},
+                       {"msg": "TIMED OUT"}, {"msg": "non-zero return"}):
+            variables = guest_failed_vars(guest_status=status,
+                                          ansible_failed_result=failed)
+            old = ansible_render(OLD_FAILED_STATUS, variables)
+            assert ansible_render(new, variables) == old
+            assert F.lab_failed_status(
+                status or "ok", (failed or {}).get("msg", "")) == old
+    assert F.lab_failed_status("ok", "x timed out") == "timeout"
+    assert F.lab_failed_status("panic", "x timed out") == "panic"
+    assert F.lab_failed_status("ok", "") == "fail"
