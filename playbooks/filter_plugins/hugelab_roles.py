@@ -32,7 +32,9 @@ playbooks/tests/test_roles_filters.py).
   role's run_bundle_files);
 - lab_console_excerpt, lab_failed_experiments, lab_failed_status: a failed
   guest's console excerpt, experiments and status
-  (playbooks/tasks/guest-failed.yml).
+  (playbooks/tasks/guest-failed.yml);
+- lab_doc_note: the note on a result file that is not a result (the run
+  role's experiment record).
 """
 import json
 import re
@@ -376,6 +378,15 @@ def lab_failed_status(status, msg):
     return 'timeout' if re.search('timed out', str(msg)) else 'fail'
 
 
+def lab_doc_note(name, is_file, doc):
+    """The note on experiment NAME's result file when it is a file
+    (is_file) but not a result (doc, its JSON document, has no status)."""
+    if is_file and 'status' not in doc:
+        return ['results/' + str(name)
+                + '.json: not a result (empty or not JSON)']
+    return []
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -401,4 +412,5 @@ class FilterModule(object):
             'lab_console_excerpt': lab_console_excerpt,
             'lab_failed_experiments': lab_failed_experiments,
             'lab_failed_status': lab_failed_status,
+            'lab_doc_note': lab_doc_note,
         }

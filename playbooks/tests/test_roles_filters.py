@@ -621,3 +621,36 @@ def test_failed_status_as_old_jinja():
     assert F.lab_failed_status("ok", "x timed out") == "timeout"
     assert F.lab_failed_status("panic", "x timed out") == "panic"
     assert F.lab_failed_status("ok", "") == "fail"
+
+
+# The run role's run_doc_note before (tasks/experiment.yml, YAML folded).
+OLD_DOC_NOTE = (
+    "{{ ['results/' ~ exp.name ~ '.json: not a result (empty or not JSON)']\n"
+    "   if run_result_file is file and run_result_doc.status is not defined"
+    " else [] }}")
+
+
+def test_doc_note_as_old_jinja(tmp_path):
+    new = yaml_expr("playbooks/roles/run/tasks/experiment.yml",
+                    "run_doc_note")
+    assert "\n" not in new
+    files = {"ok.json": '{"status": "ok", "x": 1}',
+             "fail.json": '{"status": "fail"}',
+             "null.json": '{"status": null}',
+             "empty.json": "", "cut.json": '{"status": "o',
+             "list.json": "[1, 2]", "nostatus.json": '{"x": 1}'}
+    for fname, text in files.items():
+        (tmp_path / fname).write_text(text)
+    (tmp_path / "dir.json").mkdir()
+    for fname in list(files) + ["dir.json", "missing.json"]:
+        path = str(tmp_path / fname)
+        doc = F.lab_json_file(path)
+        variables = {"exp": {"name": fname[:-5], "program": "shmdb"},
+                     "run_result_file": path, "run_result_doc": doc}
+        old = ansible_render(OLD_DOC_NOTE, variables)
+        assert ansible_render(new, variables) == old
+        assert F.lab_doc_note(fname[:-5], os.path.isfile(path), doc) == old
+    assert F.lab_doc_note("cut", True, {}) == [
+        "results/cut.json: not a result (empty or not JSON)"]
+    assert F.lab_doc_note("gone", False, {}) == []
+    assert F.lab_doc_note("ok", True, {"status": "ok"}) == []
