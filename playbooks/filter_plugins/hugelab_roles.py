@@ -34,7 +34,9 @@ playbooks/tests/test_roles_filters.py).
   guest's console excerpt, experiments and status
   (playbooks/tasks/guest-failed.yml);
 - lab_doc_note: the note on a result file that is not a result (the run
-  role's experiment record).
+  role's experiment record);
+- lab_source_version: the source version of the kernels built from a
+  linux-source package (inventory/group_vars/all.yml's selftest_src).
 """
 import json
 import re
@@ -387,6 +389,18 @@ def lab_doc_note(name, is_file, doc):
     return []
 
 
+def lab_source_version(kernels, package):
+    """The source.version of the first kernel manifest (lab_kernels, in
+    its order) whose source.package is the given one; 'none' when there is
+    none or it names no version.  A manifest without a source package is an
+    error (as it was to the Jinja this replaces)."""
+    for manifest in kernels.values():
+        source = manifest['source']
+        if source['package'] == package:
+            return source.get('version', 'none')
+    return 'none'
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -413,4 +427,5 @@ class FilterModule(object):
             'lab_failed_experiments': lab_failed_experiments,
             'lab_failed_status': lab_failed_status,
             'lab_doc_note': lab_doc_note,
+            'lab_source_version': lab_source_version,
         }

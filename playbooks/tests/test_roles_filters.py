@@ -654,3 +654,66 @@ def test_doc_note_as_old_jinja(tmp_path):
         "results/cut.json: not a result (empty or not JSON)"]
     assert F.lab_doc_note("gone", False, {}) == []
     assert F.lab_doc_note("ok", True, {"status": "ok"}) == []
+
+
+# inventory/group_vars/all.yml's selftest_src before (YAML folded: the
+# line breaks kept fall inside the expression).
+OLD_SELFTEST_SRC = (
+    "{{ hugelab_cache }}/kernel/src/{{ hostvars['localhost']"
+    ".lab_kernels.values()\n"
+    "   | selectattr('source.package', 'equalto', 'linux-source-6.1')\n"
+    "   | map(attribute='source.version') | first | default('none') }}"
+    "/linux")
+
+
+def test_selftest_src_as_old_jinja():
+    new = yaml_expr("inventory/group_vars/all.yml", "selftest_src")
+    assert "\n" not in new
+
+    def manifest(package, version=None):
+        source = {"package": package, "line": package[-3:]}
+        if version is not None:
+            source["version"] = version
+        return {"schema": "hugelab.kernel/1", "kernelrelease": "x",
+                "source": source}
+    k61 = manifest("linux-source-6.1", "6.1.158-1")
+    k612 = manifest("linux-source-6.12", "6.12.57-1~bpo12+1")
+    kernel_sets = [
+        {"patched-perf": k61, "stock-perf": dict(k61, kernelrelease="y")},
+        {"6.12-stock-perf": k612, "patched-perf": k61},
+        {"6.12-stock-perf": k612},
+        {"a": manifest("linux-source-6.1")},
+        {"c": manifest("linux-source-6.1", "6.1.1-1"),
+         "d": manifest("linux-source-6.1", "6.1.2-1")},
+        {}]
+    for kernels in kernel_sets:
+        variables = {"hugelab_cache": "/var/cache/hugelab",
+                     "hostvars": {"localhost": {"lab_kernels": kernels}}}
+        old = ansible_render(OLD_SELFTEST_SRC, variables)
+        assert ansible_render(new, variables) == old
+        assert "/var/cache/hugelab/kernel/src/%s/linux" % \
+            F.lab_source_version(kernels, "linux-source-6.1") == old
+    # A version of null renders empty, both ways.
+    variables = {"hugelab_cache": "/c", "hostvars": {"localhost": {
+        "lab_kernels": {"a": manifest("linux-source-6.1", "x")}}}}
+    variables["hostvars"]["localhost"]["lab_kernels"]["a"]["source"][
+        "version"] = None
+    assert ansible_render(new, variables) == \
+        ansible_render(OLD_SELFTEST_SRC, variables) == "/c/kernel/src//linux"
+    # A manifest without a source package fails, both ways (Ansible's
+    # undefined variable before, the filter's KeyError or TypeError now).
+    for bad in ({"schema": "hugelab.kernel/1"}, {"source": "6.1"},
+                {"source": {"line": "6.1"}}):
+        variables = {"hugelab_cache": "/c", "hostvars": {"localhost": {
+            "lab_kernels": {"a": bad, "b": k61}}}}
+        for expr in (OLD_SELFTEST_SRC, new):
+            try:
+                ansible_render(expr, variables)
+            except Exception:
+                continue
+            raise AssertionError((expr, bad))
+    assert F.lab_source_version(kernel_sets[1], "linux-source-6.1") == \
+        "6.1.158-1"
+    assert F.lab_source_version(kernel_sets[4], "linux-source-6.1") == \
+        "6.1.1-1"
+    assert F.lab_source_version({}, "linux-source-6.1") == "none"
