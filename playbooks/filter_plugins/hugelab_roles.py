@@ -36,7 +36,9 @@ playbooks/tests/test_roles_filters.py).
 - lab_doc_note: the note on a result file that is not a result (the run
   role's experiment record);
 - lab_source_version: the source version of the kernels built from a
-  linux-source package (inventory/group_vars/all.yml's selftest_src).
+  linux-source package (inventory/group_vars/all.yml's selftest_src);
+- lab_guest_programs: the programs the guests' experiments run (the run
+  role's builds on the controller).
 """
 import json
 import re
@@ -401,6 +403,14 @@ def lab_source_version(kernels, package):
     return 'none'
 
 
+def lab_guest_programs(guests, hostvars):
+    """The program of each experiment of each guest, in order (repeats
+    kept; a null experiment skipped, as Ansible's flatten does)."""
+    return [exp['program'] for h in guests
+            for exp in hostvars[h]['experiments']
+            if exp not in (None, 'None', 'null')]
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -428,4 +438,5 @@ class FilterModule(object):
             'lab_failed_status': lab_failed_status,
             'lab_doc_note': lab_doc_note,
             'lab_source_version': lab_source_version,
+            'lab_guest_programs': lab_guest_programs,
         }

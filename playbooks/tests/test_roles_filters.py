@@ -717,3 +717,60 @@ def test_selftest_src_as_old_jinja():
     assert F.lab_source_version(kernel_sets[4], "linux-source-6.1") == \
         "6.1.1-1"
     assert F.lab_source_version({}, "linux-source-6.1") == "none"
+
+
+# The run role's two build conditions before (tasks/main.yml, plain YAML
+# over two lines: folded into one).
+OLD_WORKLOADS_WHEN = (
+    "groups['guests'] | map('extract', hostvars, 'experiments') | flatten"
+    " | map(attribute='program') | select('in', run_workloads_programs)"
+    " | list | length > 0")
+OLD_SELFTEST_WHEN = (
+    "groups['guests'] | map('extract', hostvars, 'experiments') | flatten"
+    " | map(attribute='program') | select('equalto', 'selftest')"
+    " | list | length > 0")
+
+
+def run_main_whens():
+    """The `when` of each of the run role's tasks, by task name."""
+    import yaml
+    path = os.path.join(TOP, "playbooks", "roles", "run", "tasks",
+                        "main.yml")
+    with open(path) as f:
+        return {t["name"]: t.get("when") for t in yaml.safe_load(f)}
+
+
+def test_build_whens_as_old_jinja():
+    whens = run_main_whens()
+    new_workloads = whens[
+        "Build the workloads on the controller (make -C workloads)"]
+    new_selftest = whens[
+        "Build the kernel's hugetlb selftests on the controller"]
+    for expr in (new_workloads, new_selftest):
+        assert isinstance(expr, str) and "\n" not in expr
+
+    def exp(program):
+        return {"name": program + "-1", "program": program, "args": []}
+    hostvars = {
+        "g1": {"experiments": [exp("shmdb"), exp("racer")]},
+        "g2": {"experiments": [exp("selftest")]},
+        "g3": {"experiments": []},
+        "g4": {"experiments": [exp("crash"), None]},
+        "g5": {"experiments": [exp("pgbench"), exp("selftest")]}}
+    programs = ["shmdb", "racer", "forktouch", "pgbench"]
+    for guests in (["g1", "g2", "g3", "g4", "g5"], ["g1"], ["g2"], ["g3"],
+                   ["g4"], ["g4", "g5"], ["g3", "g2"], []):
+        variables = {"groups": {"guests": guests}, "hostvars": hostvars,
+                     "run_workloads_programs": programs}
+        for old, new in ((OLD_WORKLOADS_WHEN, new_workloads),
+                         (OLD_SELFTEST_WHEN, new_selftest)):
+            want = ansible_render("{{ %s }}" % old, variables)
+            assert isinstance(want, bool)
+            assert ansible_render("{{ %s }}" % new, variables) is want
+        assert F.lab_guest_programs(guests, FakeHostVars(hostvars)) == \
+            ansible_render("{{ groups['guests'] | map('extract', hostvars,"
+                           " 'experiments') | flatten"
+                           " | map(attribute='program') | list }}",
+                           variables)
+    assert F.lab_guest_programs(["g1", "g4", "g5"], hostvars) == [
+        "shmdb", "racer", "crash", "pgbench", "selftest"]
