@@ -21,7 +21,24 @@ playbooks/tests/test_roles_filters.py).
 - lab_exp_status: an experiment's status (the run role's experiment record);
 - lab_fleet_pools: a guest's hugepage pools on its kernel command line (the
   fleet role's fleet_pools);
-- lab_peers: the guests of a hypervisor in a play (site.yml's lab_peers).
+- lab_peers: the guests of a hypervisor in a play (site.yml's lab_peers);
+- lab_outcome_failures: the failures the run ends on (site.yml's Outcome);
+- lab_teardown_mine: the domain names of a hypervisor's guests (teardown.yml);
+- lab_regress_errors: the mistakes a refused regression plan records
+  (regress-plan.yml);
+- lab_kernel_manifest: the manifest a kernel build wrote or the cached one
+  (the kernel role's build.yml);
+- lab_bundle_files: the DEST SRC pairs of a guest's program bundle (the run
+  role's run_bundle_files);
+- lab_console_excerpt, lab_failed_experiments, lab_failed_status: a failed
+  guest's console excerpt, experiments and status
+  (playbooks/tasks/guest-failed.yml);
+- lab_doc_note: the note on a result file that is not a result (the run
+  role's experiment record);
+- lab_source_version: the source version of the kernels built from a
+  linux-source package (inventory/group_vars/all.yml's selftest_src);
+- lab_guest_programs: the programs the guests' experiments run (the run
+  role's builds on the controller).
 """
 import json
 import re
@@ -270,6 +287,130 @@ def lab_peers(hosts, hostvars, hypervisor):
     return [h for h in hosts if hostvars[h]['hypervisor'] == hypervisor]
 
 
+def ansible_unique(items):
+    """Ansible's unique filter (Jinja's with case_sensitive false): the
+    items in order, each once, a text equal to an earlier one but for case
+    counting as a repeat."""
+    seen, out = set(), []
+    for item in items:
+        key = item.lower() if isinstance(item, str) else item
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def lab_outcome_failures(run_failures, guests, hostvars):
+    """The failures the run ends on: the collect role's failures, then
+    'HOST: guest not ok' of each guest whose guest_status is not 'ok'
+    (guests in the given order), each once, first place kept (as Ansible's
+    unique: case aside)."""
+    not_ok = [h + ': guest not ok' for h in guests
+              if 'guest_status' in hostvars[h]
+              and hostvars[h]['guest_status'] != 'ok']
+    return ansible_unique(list(run_failures) + not_ok)
+
+
+def lab_teardown_mine(guests, hostvars, hypervisor):
+    """The domain names of the guests (in the given order) whose
+    hypervisor is the given one."""
+    return [hostvars[h]['domain_name'] for h in guests
+            if 'hypervisor' in hostvars[h]
+            and hostvars[h]['hypervisor'] == hypervisor]
+
+
+def lab_regress_errors(stdout, failed_msg):
+    """The validator's mistakes: the errors of its JSON verdict when its
+    output is one (starts with '{'), else the failed task's message."""
+    if stdout.startswith('{'):
+        return json.loads(stdout)['errors']
+    return [failed_msg]
+
+
+def lab_kernel_manifest(built, stdout_lines, cache, kernel_vf):
+    """The path of a kernel's manifest: the last line kernel-build/build
+    printed when it ran (built), else the cached CACHE/kernel/ID/manifest.json
+    (stdout_lines are then not read)."""
+    if built:
+        return stdout_lines[-1]
+    return '%s/kernel/%s/manifest.json' % (cache, kernel_vf)
+
+
+def lab_bundle_files(programs, lab_programs, selftests, build_dir):
+    """The bundle's files as one flat list of DEST SRC pairs: each program
+    and its path (lab_programs), then selftests/TEST and BUILD_DIR/bin/TEST
+    of each selftest."""
+    out = []
+    for p in programs:
+        out += [p, lab_programs[p]['path']]
+    for t in selftests:
+        out += ['selftests/' + str(t), str(build_dir) + '/bin/' + str(t)]
+    return out
+
+
+def lab_console_excerpt(lines, previous, patterns, count):
+    """A failed guest's console excerpt: the excerpt so far, the console
+    lines that hit a pattern, then the last `count` lines (all of them when
+    count is 0, as Jinja's lines[-0:]), each once (Ansible's unique)."""
+    return ansible_unique(list(previous) + lab_console_hits(lines, patterns)
+                          + list(lines[-count:]))
+
+
+def lab_failed_experiments(experiments, current, failed):
+    """A failed guest's experiments: the recorded ones, then the one under
+    way (current: {name, program}) as a timeout with the failed task's
+    message (failed: its result; 'failed' without a msg), unless there is
+    none or it is recorded already."""
+    experiments = list(experiments)
+    if 'name' not in current:
+        return experiments
+    name = current['name']
+    if name in [e['name'] for e in experiments if 'name' in e]:
+        return experiments
+    return experiments + [{
+        'name': name, 'program': current['program'], 'status': 'timeout',
+        'result': 'results/' + str(name) + '.json', 'seconds': 0, 'rc': -1,
+        'stderr_tail': [failed.get('msg', 'failed')]}]
+
+
+def lab_failed_status(status, msg):
+    """A failed guest's status when its console shows no panic: its own
+    when not 'ok', else 'timeout' when the failure message says 'timed
+    out', else 'fail'."""
+    if status != 'ok':
+        return status
+    return 'timeout' if re.search('timed out', str(msg)) else 'fail'
+
+
+def lab_doc_note(name, is_file, doc):
+    """The note on experiment NAME's result file when it is a file
+    (is_file) but not a result (doc, its JSON document, has no status)."""
+    if is_file and 'status' not in doc:
+        return ['results/' + str(name)
+                + '.json: not a result (empty or not JSON)']
+    return []
+
+
+def lab_source_version(kernels, package):
+    """The source.version of the first kernel manifest (lab_kernels, in
+    its order) whose source.package is the given one; 'none' when there is
+    none or it names no version.  A manifest without a source package is an
+    error (as it was to the Jinja this replaces)."""
+    for manifest in kernels.values():
+        source = manifest['source']
+        if source['package'] == package:
+            return source.get('version', 'none')
+    return 'none'
+
+
+def lab_guest_programs(guests, hostvars):
+    """The program of each experiment of each guest, in order (repeats
+    kept; a null experiment skipped, as Ansible's flatten does)."""
+    return [exp['program'] for h in guests
+            for exp in hostvars[h]['experiments']
+            if exp not in (None, 'None', 'null')]
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -287,4 +428,15 @@ class FilterModule(object):
             'lab_exp_status': lab_exp_status,
             'lab_fleet_pools': lab_fleet_pools,
             'lab_peers': lab_peers,
+            'lab_outcome_failures': lab_outcome_failures,
+            'lab_teardown_mine': lab_teardown_mine,
+            'lab_regress_errors': lab_regress_errors,
+            'lab_kernel_manifest': lab_kernel_manifest,
+            'lab_bundle_files': lab_bundle_files,
+            'lab_console_excerpt': lab_console_excerpt,
+            'lab_failed_experiments': lab_failed_experiments,
+            'lab_failed_status': lab_failed_status,
+            'lab_doc_note': lab_doc_note,
+            'lab_source_version': lab_source_version,
+            'lab_guest_programs': lab_guest_programs,
         }

@@ -270,3 +270,507 @@ def test_peers_in_play_order():
     assert F.lab_peers(["g3", "g2", "g1", "g4"], hv, "hv1") == ["g3", "g1"]
     assert F.lab_peers(["g1", "g2", "g3", "g4"], hv, "hv2") == ["g2"]
     assert F.lab_peers(["g1", "g2"], hv, "hv9") == []
+
+
+def find_key(node, key):
+    """The values of every `key` in a loaded YAML document."""
+    found = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == key:
+                found.append(v)
+            found.extend(find_key(v, key))
+    elif isinstance(node, list):
+        for v in node:
+            found.extend(find_key(v, key))
+    return found
+
+
+def yaml_expr(relpath, key):
+    """The Jinja expression the checkout's YAML file gives `key` (the only
+    one of that name in the file)."""
+    import yaml
+    with open(os.path.join(TOP, relpath)) as f:
+        values = find_key(yaml.safe_load(f), key)
+    assert len(values) == 1, (relpath, key, values)
+    return values[0]
+
+
+def ansible_render(template, variables):
+    """A template rendered by Ansible's own templar, with Ansible's filters
+    and the lab's (playbooks/filter_plugins), as a play would."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.plugins.loader import filter_loader
+    from ansible.template import Templar
+    filter_loader.add_directory(os.path.dirname(PLUGIN))
+    return Templar(loader=DataLoader(), variables=variables).template(template)
+
+
+# site.yml's Outcome play before lab_outcome_failures (YAML folded, so
+# the whole value is this one expression).
+OLD_OUTCOME_FAILURES = (
+    "{{ (hostvars['localhost'].lab_run_failures | default([])\n"
+    "    + groups['guests'] | map('extract', hostvars)"
+    " | selectattr('guest_status', 'defined')\n"
+    "      | rejectattr('guest_status', 'equalto', 'ok')"
+    " | map(attribute='inventory_hostname')\n"
+    "      | map('regex_replace', '$', ': guest not ok') | list)"
+    " | unique | list }}")
+
+
+def test_outcome_failures_as_old_jinja():
+    guests = {
+        "a": {"inventory_hostname": "a", "guest_status": "ok"},
+        "b": {"inventory_hostname": "b", "guest_status": "panic"},
+        "c": {"inventory_hostname": "c"},
+        "d": {"inventory_hostname": "d", "guest_status": "timeout"}}
+    new = yaml_expr("site.yml", "lab_outcome_failures")
+    assert "\n" not in new
+    cases = [
+        # collect ran: its failures, a guest's own line only once
+        ["c: did not finish", "b: guest not ok", "d: guest not ok"],
+        # collect did not run (--skip-tags collect)
+        None,
+        [],
+        # duplicates in collect's list are dropped too
+        ["x: y", "x: y", "d: guest not ok"],
+        # Ansible's unique ignores case: the first spelling stays
+        ["X: Y", "x: y", "D: guest not ok", "B: Guest Not OK"],
+    ]
+    for order in (["a", "b", "c", "d"], ["d", "c", "b", "a"], ["a"], []):
+        for run_failures in cases:
+            local = {} if run_failures is None else \
+                {"lab_run_failures": run_failures}
+            hostvars = dict(guests, localhost=local)
+            variables = {"hostvars": hostvars, "groups": {"guests": order}}
+            old = ansible_render(OLD_OUTCOME_FAILURES, variables)
+            assert ansible_render(new, variables) == old
+            assert F.lab_outcome_failures(
+                run_failures or [], order, FakeHostVars(hostvars)) == old
+    hostvars = dict(guests, localhost={"lab_run_failures": ["c: x"]})
+    assert ansible_render(new, {
+        "hostvars": hostvars, "groups": {"guests": ["a", "b", "c", "d"]}}) \
+        == ["c: x", "b: guest not ok", "d: guest not ok"]
+
+
+# teardown.yml's teardown_mine and teardown_pick before (YAML folded).
+OLD_TEARDOWN_MINE = (
+    "{{ groups['guests'] | default([]) | map('extract', hostvars)\n"
+    "   | selectattr('hypervisor', 'equalto', inventory_hostname)\n"
+    "   | map(attribute='domain_name') | list }}")
+OLD_TEARDOWN_PICK = (
+    "{{ teardown_xml.results | lab_teardown_pick(lab_metadata_ns,"
+    " lab_owner_id, teardown_mine,\n"
+    "                                            inventory_hostname,"
+    " teardown_scope) }}")
+
+
+def test_teardown_mine_as_old_jinja():
+    hostvars = {
+        "g1": {"hypervisor": "localhost", "domain_name": "hl-g1"},
+        "g2": {"hypervisor": "hv2", "domain_name": "hl-g2"},
+        "g3": {"hypervisor": "localhost", "domain_name": "hl-g3"},
+        "localhost": {}, "hv2": {}}
+    new = yaml_expr("playbooks/teardown.yml", "teardown_mine")
+    assert "\n" not in new
+    for groups in ({"guests": ["g1", "g2", "g3"]},
+                   {"guests": ["g3", "g1"]}, {"guests": []}, {}):
+        for hv in ("localhost", "hv2", "hv9"):
+            variables = {"groups": groups, "hostvars": hostvars,
+                         "inventory_hostname": hv}
+            old = ansible_render(OLD_TEARDOWN_MINE, variables)
+            assert ansible_render(new, variables) == old
+            assert F.lab_teardown_mine(groups.get("guests", []),
+                                       FakeHostVars(hostvars), hv) == old
+    assert F.lab_teardown_mine(["g1", "g2", "g3"], FakeHostVars(hostvars),
+                               "localhost") == ["hl-g1", "hl-g3"]
+
+
+def test_teardown_pick_one_line_as_old():
+    from test_owner import ME, NS, OTHER, xml
+    results = [{"item": "hl-a", "get_xml": xml("hl-a", OTHER)},
+               {"item": "hl-b", "get_xml": xml("hl-b", ME)},
+               {"item": "hl-c", "get_xml": xml("hl-c")},
+               {"item": "hl-d", "get_xml": xml("hl-d", ME,
+                                               hypervisor="hv2")},
+               {"item": "web", "get_xml": xml("web", lab=False)},
+               {"item": "gone", "get_xml": None}]
+    new = yaml_expr("playbooks/teardown.yml", "teardown_pick")
+    assert "\n" not in new
+    for scope in ("inventory", "all"):
+        for mine in (["hl-a", "hl-b", "hl-c", "hl-d", "web"], ["hl-b"], []):
+            variables = {"teardown_xml": {"results": results},
+                         "lab_metadata_ns": NS, "lab_owner_id": ME,
+                         "teardown_mine": mine, "teardown_scope": scope,
+                         "inventory_hostname": "localhost"}
+            old = ansible_render(OLD_TEARDOWN_PICK, variables)
+            assert ansible_render(new, variables) == old
+    assert [d["name"] for d in old["remove"]] == ["hl-b", "hl-c", "hl-d"]
+
+
+# regress-plan.yml's regress_errors before (YAML folded).
+OLD_REGRESS_ERRORS = (
+    "{{ (validate_run.stdout | from_json).errors\n"
+    "   if (validate_run.stdout | default('')).startswith('{')\n"
+    "   else [ansible_failed_result.msg | default('validation failed')] }}")
+
+
+def test_regress_errors_as_old_jinja():
+    verdict = {"schema": "hugelab.validate/1", "guests": 2,
+               "errors": ["guests/g1: memory_mib: not an integer",
+                          "guests/g2: hypervisor 'hv9' is not a host"]}
+    new = yaml_expr("playbooks/regress-plan.yml", "regress_errors")
+    assert "\n" not in new
+    runs = [{"stdout": json.dumps(verdict)},
+            {"stdout": json.dumps(dict(verdict, errors=[]))},
+            {"stdout": "Traceback (most recent call last):"},
+            {"stdout": ""}, {}, None]
+    faileds = [{"msg": "non-zero return code"}, {}, None]
+    for run in runs:
+        for failed in faileds:
+            variables = {}
+            if run is not None:
+                variables["validate_run"] = run
+            if failed is not None:
+                variables["ansible_failed_result"] = failed
+            old = ansible_render(OLD_REGRESS_ERRORS, variables)
+            assert ansible_render(new, variables) == old
+            msg = (failed or {}).get("msg", "validation failed")
+            assert F.lab_regress_errors(
+                (run or {}).get("stdout", ""), msg) == old
+    assert F.lab_regress_errors(json.dumps(verdict), "x") == verdict["errors"]
+    assert F.lab_regress_errors("", "x") == ["x"]
+
+
+# The kernel role's kernel_manifest before (build.yml, YAML folded).
+OLD_KERNEL_MANIFEST = (
+    "{{ job_result.stdout_lines[-1] if kernel_run | bool\n"
+    "   else hugelab_cache ~ '/kernel/' ~ kernel_vf ~ '/manifest.json' }}")
+
+
+def test_kernel_manifest_as_old_jinja():
+    new = yaml_expr("playbooks/roles/kernel/tasks/build.yml",
+                    "kernel_manifest")
+    assert "\n" not in new
+    built = {"stdout_lines": ["building", "/c/kernel/patched-perf/m.json"]}
+    skipped = {"skipped": True, "changed": False}
+    # kernel_run as a play gets it: a bool, -e's strings, a number.
+    for run in (True, False, "true", "false", "yes", "no", "1", "0", 1, 0):
+        on = run in (True, "true", "yes", "1", 1)
+        for job in ((built,) if on else (built, skipped, None)):
+            for vf in ("patched-perf", "6.12-stock-debug"):
+                variables = {"kernel_run": run, "kernel_vf": vf,
+                             "hugelab_cache": "/var/cache/hugelab"}
+                if job is not None:
+                    variables["job_result"] = job
+                old = ansible_render(OLD_KERNEL_MANIFEST, variables)
+                assert ansible_render(new, variables) == old
+                lines = (job or {}).get("stdout_lines", [])
+                assert F.lab_kernel_manifest(
+                    on, lines, "/var/cache/hugelab", vf) == old
+    assert F.lab_kernel_manifest(False, [], "/c", "stock-perf") == \
+        "/c/kernel/stock-perf/manifest.json"
+    assert F.lab_kernel_manifest(True, ["a", "/m.json"], "/c", "x") == \
+        "/m.json"
+
+
+# The run role's run_bundle_files before (tasks/main.yml, YAML folded).
+OLD_BUNDLE_FILES = (
+    "{{ (run_programs | zip(run_programs"
+    " | map('extract', lab_programs, 'path')) | flatten)\n"
+    "   + (run_selftests | map('regex_replace', '^', 'selftests/')\n"
+    "      | zip(run_selftests | map('regex_replace', '^',"
+    " selftest_build_dir ~ '/bin/')) | flatten) }}")
+
+
+def test_bundle_files_as_old_jinja():
+    new = yaml_expr("playbooks/roles/run/tasks/main.yml", "run_bundle_files")
+    assert "\n" not in new
+    top = "/srv/hugelab"
+    lab_programs = {
+        "shmdb": {"path": top + "/workloads/build/shmdb", "json_opt": "--out"},
+        "racer": {"path": top + "/workloads/build/racer",
+                  "json_opt": "--json"},
+        "selftest": {"path": top + "/playbooks/roles/run/files/selftest-run",
+                     "json_opt": "--json"},
+        "crash": {"path": "/tmp/e2e/crash trigger", "json_opt": "--json"}}
+    names = ["hugepage-mremap", "hugepage-shm", "map_hugetlb",
+             "hugetlb-madvise", "hugetlb-split-race"]
+    for programs in (["shmdb", "racer"], ["selftest"],
+                     ["racer", "selftest", "crash"], []):
+        for selftests in ((names, names[:1], []) if "selftest" in programs
+                          else ([],)):
+            for build_dir in ("/var/cache/hugelab/selftests/6.1.158",
+                              "/c/s t"):
+                variables = {"run_programs": programs,
+                             "lab_programs": lab_programs,
+                             "run_selftests": selftests,
+                             "selftest_build_dir": build_dir}
+                old = ansible_render(OLD_BUNDLE_FILES, variables)
+                assert ansible_render(new, variables) == old
+                assert F.lab_bundle_files(
+                    programs, lab_programs, selftests, build_dir) == old
+    assert F.lab_bundle_files(["racer", "selftest"], lab_programs,
+                              ["map_hugetlb"], "/b") == [
+        "racer", top + "/workloads/build/racer",
+        "selftest", top + "/playbooks/roles/run/files/selftest-run",
+        "selftests/map_hugetlb", "/b/bin/map_hugetlb"]
+
+
+# playbooks/tasks/guest-failed.yml's three expressions before (folded).
+OLD_CONSOLE_EXCERPT = (
+    "{{ (guest_console_excerpt | default([])\n"
+    "    + failed_lines | lab_console_hits(console_fail_patterns)\n"
+    "    + failed_lines[-guest_console_excerpt_lines:]) | unique | list }}")
+OLD_FAILED_EXPERIMENTS = (
+    "{{ guest_experiments | default([])\n"
+    "   + ([{'name': run_current.name, 'program': run_current.program,"
+    " 'status': 'timeout',\n"
+    "        'result': 'results/' ~ run_current.name ~ '.json',"
+    " 'seconds': 0, 'rc': -1,\n"
+    "        'stderr_tail': [ansible_failed_result.msg"
+    " | default('failed')]}]\n"
+    "      if (run_current | default({})).name is defined\n"
+    "         and run_current.name not in (guest_experiments | default([])"
+    " | map(attribute='name') | list)\n"
+    "      else []) }}")
+OLD_FAILED_STATUS = (
+    "{{ guest_status if guest_status | default('ok') != 'ok'\n"
+    "   else ('timeout' if (ansible_failed_result.msg | default(''))"
+    " is search('timed out') else 'fail') }}")
+PATTERNS = ["Kernel panic", "Oops:", "BUG:", "WARNING:",
+            "possible circular locking", "rcu: INFO:", "Bad page"]
+
+
+def guest_failed_vars(**kw):
+    """The variables of guest-failed.yml's Record task, None ones unset."""
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def test_console_excerpt_as_old_jinja():
+    new = yaml_expr("playbooks/tasks/guest-failed.yml",
+                    "guest_console_excerpt")
+    assert "\n" not in new
+    console = ["[    0.0] Linux version 6.1.0", "login: ok",
+               "[   12.1] BUG: unable to handle page fault",
+               "[   12.2] Oops: 0000 [#1] SMP", "login: ok",
+               "[   12.3] bug: lower case is no hit",
+               "[   12.4] Kernel panic - not syncing: Fatal exception",
+               "[   12.4] KERNEL PANIC - not syncing: Fatal exception",
+               "---[ end Kernel panic ]---"]
+    for lines in (console, console[:2], []):
+        for previous in (None, [], ["[   12.2] Oops: 0000 [#1] SMP", "x"],
+                         ["LOGIN: OK"]):
+            for patterns in (PATTERNS, []):
+                for count in (30, 3, 1, 0):
+                    variables = guest_failed_vars(
+                        failed_lines=lines, guest_console_excerpt=previous,
+                        console_fail_patterns=patterns,
+                        guest_console_excerpt_lines=count)
+                    old = ansible_render(OLD_CONSOLE_EXCERPT, variables)
+                    assert ansible_render(new, variables) == old
+                    assert F.lab_console_excerpt(
+                        lines, previous or [], patterns, count) == old
+    assert F.lab_console_excerpt(console, [], PATTERNS, 1) == [
+        console[2], console[3], console[6], console[8]]
+
+
+def test_failed_experiments_as_old_jinja():
+    new = yaml_expr("playbooks/tasks/guest-failed.yml", "guest_experiments")
+    assert "\n" not in new
+    done = {"name": "shm", "program": "shmdb", "status": "ok",
+            "result": "results/shm.json", "seconds": 12, "rc": 0,
+            "stderr_tail": []}
+    for recorded in (None, [], [done]):
+        for current in (None, {}, {"name": "shm", "program": "shmdb"},
+                        {"name": "race", "program": "racer"}):
+            for failed in (None, {}, {"msg": "Data could not be sent"},
+                           {"msg": "", "unreachable": True},
+                           {"msg": None}):
+                variables = guest_failed_vars(
+                    guest_experiments=recorded, run_current=current,
+                    ansible_failed_result=failed)
+                old = ansible_render(OLD_FAILED_EXPERIMENTS, variables)
+                assert ansible_render(new, variables) == old
+                assert F.lab_failed_experiments(
+                    recorded or [], current or {}, failed or {}) == old
+    got = F.lab_failed_experiments(
+        [done], {"name": "race", "program": "racer"}, {"msg": "gone"})
+    assert got == [done, {
+        "name": "race", "program": "racer", "status": "timeout",
+        "result": "results/race.json", "seconds": 0, "rc": -1,
+        "stderr_tail": ["gone"]}]
+    assert list(got[1]) == ["name", "program", "status", "result",
+                            "seconds", "rc", "stderr_tail"]
+
+
+def test_failed_status_as_old_jinja():
+    new = yaml_expr("playbooks/tasks/guest-failed.yml", "failed_otherwise")
+    assert "\n" not in new
+    for status in (None, "ok", "timeout", "panic", "fail"):
+        for failed in (None, {}, {"msg": "Timeout (12s) waiting for"},
+                       {"msg": "ssh: connect timed out"},
+                       {"msg": "the job timed out after 600 s"},
+                       {"msg": "TIMED OUT"}, {"msg": "non-zero return"}):
+            variables = guest_failed_vars(guest_status=status,
+                                          ansible_failed_result=failed)
+            old = ansible_render(OLD_FAILED_STATUS, variables)
+            assert ansible_render(new, variables) == old
+            assert F.lab_failed_status(
+                status or "ok", (failed or {}).get("msg", "")) == old
+    assert F.lab_failed_status("ok", "x timed out") == "timeout"
+    assert F.lab_failed_status("panic", "x timed out") == "panic"
+    assert F.lab_failed_status("ok", "") == "fail"
+
+
+# The run role's run_doc_note before (tasks/experiment.yml, YAML folded).
+OLD_DOC_NOTE = (
+    "{{ ['results/' ~ exp.name ~ '.json: not a result (empty or not JSON)']\n"
+    "   if run_result_file is file and run_result_doc.status is not defined"
+    " else [] }}")
+
+
+def test_doc_note_as_old_jinja(tmp_path):
+    new = yaml_expr("playbooks/roles/run/tasks/experiment.yml",
+                    "run_doc_note")
+    assert "\n" not in new
+    files = {"ok.json": '{"status": "ok", "x": 1}',
+             "fail.json": '{"status": "fail"}',
+             "null.json": '{"status": null}',
+             "empty.json": "", "cut.json": '{"status": "o',
+             "list.json": "[1, 2]", "nostatus.json": '{"x": 1}'}
+    for fname, text in files.items():
+        (tmp_path / fname).write_text(text)
+    (tmp_path / "dir.json").mkdir()
+    for fname in list(files) + ["dir.json", "missing.json"]:
+        path = str(tmp_path / fname)
+        doc = F.lab_json_file(path)
+        variables = {"exp": {"name": fname[:-5], "program": "shmdb"},
+                     "run_result_file": path, "run_result_doc": doc}
+        old = ansible_render(OLD_DOC_NOTE, variables)
+        assert ansible_render(new, variables) == old
+        assert F.lab_doc_note(fname[:-5], os.path.isfile(path), doc) == old
+    assert F.lab_doc_note("cut", True, {}) == [
+        "results/cut.json: not a result (empty or not JSON)"]
+    assert F.lab_doc_note("gone", False, {}) == []
+    assert F.lab_doc_note("ok", True, {"status": "ok"}) == []
+
+
+# inventory/group_vars/all.yml's selftest_src before (YAML folded: the
+# line breaks kept fall inside the expression).
+OLD_SELFTEST_SRC = (
+    "{{ hugelab_cache }}/kernel/src/{{ hostvars['localhost']"
+    ".lab_kernels.values()\n"
+    "   | selectattr('source.package', 'equalto', 'linux-source-6.1')\n"
+    "   | map(attribute='source.version') | first | default('none') }}"
+    "/linux")
+
+
+def test_selftest_src_as_old_jinja():
+    new = yaml_expr("inventory/group_vars/all.yml", "selftest_src")
+    assert "\n" not in new
+
+    def manifest(package, version=None):
+        source = {"package": package, "line": package[-3:]}
+        if version is not None:
+            source["version"] = version
+        return {"schema": "hugelab.kernel/1", "kernelrelease": "x",
+                "source": source}
+    k61 = manifest("linux-source-6.1", "6.1.158-1")
+    k612 = manifest("linux-source-6.12", "6.12.57-1~bpo12+1")
+    kernel_sets = [
+        {"patched-perf": k61, "stock-perf": dict(k61, kernelrelease="y")},
+        {"6.12-stock-perf": k612, "patched-perf": k61},
+        {"6.12-stock-perf": k612},
+        {"a": manifest("linux-source-6.1")},
+        {"c": manifest("linux-source-6.1", "6.1.1-1"),
+         "d": manifest("linux-source-6.1", "6.1.2-1")},
+        {}]
+    for kernels in kernel_sets:
+        variables = {"hugelab_cache": "/var/cache/hugelab",
+                     "hostvars": {"localhost": {"lab_kernels": kernels}}}
+        old = ansible_render(OLD_SELFTEST_SRC, variables)
+        assert ansible_render(new, variables) == old
+        assert "/var/cache/hugelab/kernel/src/%s/linux" % \
+            F.lab_source_version(kernels, "linux-source-6.1") == old
+    # A version of null renders empty, both ways.
+    variables = {"hugelab_cache": "/c", "hostvars": {"localhost": {
+        "lab_kernels": {"a": manifest("linux-source-6.1", "x")}}}}
+    variables["hostvars"]["localhost"]["lab_kernels"]["a"]["source"][
+        "version"] = None
+    assert ansible_render(new, variables) == \
+        ansible_render(OLD_SELFTEST_SRC, variables) == "/c/kernel/src//linux"
+    # A manifest without a source package fails, both ways (Ansible's
+    # undefined variable before, the filter's KeyError or TypeError now).
+    for bad in ({"schema": "hugelab.kernel/1"}, {"source": "6.1"},
+                {"source": {"line": "6.1"}}):
+        variables = {"hugelab_cache": "/c", "hostvars": {"localhost": {
+            "lab_kernels": {"a": bad, "b": k61}}}}
+        for expr in (OLD_SELFTEST_SRC, new):
+            try:
+                ansible_render(expr, variables)
+            except Exception:
+                continue
+            raise AssertionError((expr, bad))
+    assert F.lab_source_version(kernel_sets[1], "linux-source-6.1") == \
+        "6.1.158-1"
+    assert F.lab_source_version(kernel_sets[4], "linux-source-6.1") == \
+        "6.1.1-1"
+    assert F.lab_source_version({}, "linux-source-6.1") == "none"
+
+
+# The run role's two build conditions before (tasks/main.yml, plain YAML
+# over two lines: folded into one).
+OLD_WORKLOADS_WHEN = (
+    "groups['guests'] | map('extract', hostvars, 'experiments') | flatten"
+    " | map(attribute='program') | select('in', run_workloads_programs)"
+    " | list | length > 0")
+OLD_SELFTEST_WHEN = (
+    "groups['guests'] | map('extract', hostvars, 'experiments') | flatten"
+    " | map(attribute='program') | select('equalto', 'selftest')"
+    " | list | length > 0")
+
+
+def run_main_whens():
+    """The `when` of each of the run role's tasks, by task name."""
+    import yaml
+    path = os.path.join(TOP, "playbooks", "roles", "run", "tasks",
+                        "main.yml")
+    with open(path) as f:
+        return {t["name"]: t.get("when") for t in yaml.safe_load(f)}
+
+
+def test_build_whens_as_old_jinja():
+    whens = run_main_whens()
+    new_workloads = whens[
+        "Build the workloads on the controller (make -C workloads)"]
+    new_selftest = whens[
+        "Build the kernel's hugetlb selftests on the controller"]
+    for expr in (new_workloads, new_selftest):
+        assert isinstance(expr, str) and "\n" not in expr
+
+    def exp(program):
+        return {"name": program + "-1", "program": program, "args": []}
+    hostvars = {
+        "g1": {"experiments": [exp("shmdb"), exp("racer")]},
+        "g2": {"experiments": [exp("selftest")]},
+        "g3": {"experiments": []},
+        "g4": {"experiments": [exp("crash"), None]},
+        "g5": {"experiments": [exp("pgbench"), exp("selftest")]}}
+    programs = ["shmdb", "racer", "forktouch", "pgbench"]
+    for guests in (["g1", "g2", "g3", "g4", "g5"], ["g1"], ["g2"], ["g3"],
+                   ["g4"], ["g4", "g5"], ["g3", "g2"], []):
+        variables = {"groups": {"guests": guests}, "hostvars": hostvars,
+                     "run_workloads_programs": programs}
+        for old, new in ((OLD_WORKLOADS_WHEN, new_workloads),
+                         (OLD_SELFTEST_WHEN, new_selftest)):
+            want = ansible_render("{{ %s }}" % old, variables)
+            assert isinstance(want, bool)
+            assert ansible_render("{{ %s }}" % new, variables) is want
+        assert F.lab_guest_programs(guests, FakeHostVars(hostvars)) == \
+            ansible_render("{{ groups['guests'] | map('extract', hostvars,"
+                           " 'experiments') | flatten"
+                           " | map(attribute='program') | list }}",
+                           variables)
+    assert F.lab_guest_programs(["g1", "g4", "g5"], hostvars) == [
+        "shmdb", "racer", "crash", "pgbench", "selftest"]
