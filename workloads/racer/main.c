@@ -167,7 +167,7 @@ static void spawn_all(struct racer *r, struct fleet *f, int *workers, int *unsha
 		if (fleet_spawn(f, "worker", child_main, r) < 0)
 			break;
 	*workers = (int)f->n;
-	for (int op = 0; op < NOPS && f->n == r->procs; op++)
+	for (int op = 0; op < NOPS && *workers == (int)r->procs; op++)
 		if ((r->ops & (1u << op)) && fleet_spawn(f, op_names[op], child_main, r) < 0)
 			break;
 	*unsharers = (int)f->n - *workers;
