@@ -119,6 +119,13 @@ bool seg_file_backed(const struct cfg *c);
  * segment, i < seg_touch_pages(c).  Pure arithmetic on the configuration.
  */
 uint64_t seg_touch_pages(const struct cfg *c);
+struct json;
+/*
+ * The segment's keys of a program's "config" object (backing, page_size,
+ * size, placement, touch, map, touched_pages, sessions), in that order;
+ * shmdb and forktouch write them alike (workloads/SCHEMA.md).
+ */
+void seg_config_json(struct json *j, const struct cfg *c);
 /*
  * MADV_POPULATE_READ of [base, base + len) in 2 MiB chunks: 0; -EOPNOTSUPP
  * when the first chunk is refused with EINVAL (a kernel before 5.14 has no

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "model.h"
 #include "opts.h"
 #include "segment.h"
@@ -451,4 +452,16 @@ void cfg_needs_opts(const struct cfg *c, char *buf, size_t len)
 		 c->sparse ? " --touch sparse" : "",
 		 c->priv ? " --map private" : "",
 		 c->sessions, c->disrupt ? " --disrupt" : "");
+}
+
+void seg_config_json(struct json *j, const struct cfg *c)
+{
+	json_kv_str(j, "backing", backing_names[c->backing]);
+	json_kv_uint(j, "page_size", c->page_size);
+	json_kv_uint(j, "size", c->size);
+	json_kv_str(j, "placement", placement_names[c->skewed]);
+	json_kv_str(j, "touch", touch_names[c->sparse]);
+	json_kv_str(j, "map", map_names[c->priv]);
+	json_kv_uint(j, "touched_pages", seg_touch_pages(c));
+	json_kv_uint(j, "sessions", c->sessions);
 }

@@ -25,14 +25,7 @@ static void config_json(const struct doc *d)
 
 	json_key(j, "config");
 	json_obj_begin(j);
-	json_kv_str(j, "backing", backing_names[c->backing]);
-	json_kv_uint(j, "page_size", c->page_size);
-	json_kv_uint(j, "size", c->size);
-	json_kv_str(j, "placement", placement_names[c->skewed]);
-	json_kv_str(j, "touch", touch_names[c->sparse]);
-	json_kv_str(j, "map", map_names[c->priv]);
-	json_kv_uint(j, "touched_pages", seg_touch_pages(c));
-	json_kv_uint(j, "sessions", c->sessions);
+	seg_config_json(j, c);
 	json_kv_uint(j, "active", c->active ? c->active : c->sessions);
 	json_kv_str(j, "attach", attach_names[c->attach]);
 	json_kv_double(j, "duration_s", (double)c->duration_ms / 1000.0);
