@@ -3,7 +3,6 @@ checkouts on one host leave each other's domains alone.  Filters on XML
 alone; tests/e2e's teardown test (test_teardown_leaves_other_owner) runs
 teardown.yml against libvirt when it answers."""
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -11,20 +10,14 @@ import tempfile
 
 import pytest
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-PLUGIN = os.path.join(TOP, "playbooks", "filter_plugins", "hugelab_lab.py")
+import filters
+from filters import TOP
+
 NS = "https://hugelab.invalid/xmlns/lab/1"
 URI = "qemu:///system"
 
 
-def load():
-    spec = importlib.util.spec_from_file_location("hugelab_lab", PLUGIN)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-H = load()
+H = filters.load("hugelab_lab")
 ME = H.lab_owner(TOP, [os.path.join(TOP, "inventory")])
 OTHER = "/elsewhere/hugelab#/elsewhere/hugelab/inventory"
 

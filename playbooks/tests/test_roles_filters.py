@@ -2,23 +2,13 @@
 logic that was Jinja inside the roles' YAML (kernel ids, result files,
 console verdicts, manifest.json and guest.json)."""
 
-import importlib.util
 import json
 import os
 
+import filters
 from test_regress import TOP
 
-PLUGIN = os.path.join(TOP, "playbooks", "filter_plugins", "hugelab_roles.py")
-
-
-def load():
-    spec = importlib.util.spec_from_file_location("hugelab_roles", PLUGIN)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-F = load()
+F = filters.load("hugelab_roles")
 
 
 def test_kernel_id_by_line():
@@ -302,7 +292,7 @@ def ansible_render(template, variables):
     from ansible.parsing.dataloader import DataLoader
     from ansible.plugins.loader import filter_loader
     from ansible.template import Templar
-    filter_loader.add_directory(os.path.dirname(PLUGIN))
+    filter_loader.add_directory(filters.DIR)
     return Templar(loader=DataLoader(), variables=variables).template(template)
 
 
