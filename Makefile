@@ -50,7 +50,7 @@ LAB_PY := tests/check-tools playbooks/roles/validate/files/validate-inventory te
 	playbooks/roles/job_wait/files/job-wait playbooks/callback_plugins/hugelab.py \
 	playbooks/tests/test_regress.py playbooks/tests/test_cmdline.py \
 	playbooks/tests/test_run_result.py playbooks/tests/test_selftest_run.py \
-	playbooks/tests/test_validate.py playbooks/tests/test_owner.py \
+	playbooks/tests/test_validate.py playbooks/tests/test_owner.py playbooks/tests/filters.py \
 	playbooks/filter_plugins/hugelab_lab.py playbooks/filter_plugins/hugelab_roles.py \
 	playbooks/tests/test_roles_filters.py
 
