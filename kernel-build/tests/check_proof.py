@@ -45,6 +45,7 @@ class Proof:
         self.checks = []
         self.figures = {}
         self.skipped = []
+        self.notes = []
 
     def check(self, name, ok, detail):
         self.checks.append({'name': name, 'ok': bool(ok), 'detail': detail})
@@ -55,6 +56,11 @@ class Proof:
         """A check that cannot apply to this row: said, never passed."""
         self.skipped.append({'name': name, 'why': why})
         print('SKIP  %s: %s' % (name, why))
+
+    def note(self, name, detail):
+        """Said beside the checks, changes no verdict."""
+        self.notes.append({'name': name, 'detail': detail})
+        print('NOTE  %s: %s' % (name, detail))
 
     def figure(self, key, value):
         self.figures[key] = value
@@ -169,6 +175,16 @@ def skip_not_applicable(p, g, k):
                    'assertions (the lab\'s debug build has them: guest '
                    '%s)' % (', '.join(off), k.get('config'),
                             'stock-6.12' if line == '6.12' else 'stock'))
+
+
+def note_discarded(p, g):
+    """Boots of this guest discarded for an emulator fault (smoke/boot):
+    named, with the fault; the checks read the last boot only."""
+    for d in g.doc.get('discarded_attempts', []):
+        faults = d.get('emulator_faults') or [d.get('error', '?')]
+        p.note(g.name + ': a boot was discarded for an emulator fault and '
+               'the guest booted again', '%s (kept in %s)'
+               % (faults[0], os.path.dirname(d.get('guest_json', '?'))))
 
 
 def check_debian_race(p, g):
@@ -550,6 +566,7 @@ def main(argv):
     for n, g in guests.items():
         p.figure(n + '.boot_to_userspace_s',
                  g.doc.get('timings', {}).get('boot_to_userspace_s'))
+        note_discarded(p, g)
         skip_not_applicable(p, g, kernel_of(g, kernels)[1])
         if n.startswith('debian-6.1-'):
             check_debian_race(p, g)
@@ -574,6 +591,7 @@ def main(argv):
         check_latency(p, vma, immap)
     out = {'schema': 'hugelab.kernel-proof/1', 'ok': p.ok,
            'rows': rows, 'checks': p.checks, 'skipped': p.skipped,
+           'notes': p.notes,
            'figures': p.figures}
     with open(os.path.join(run, 'proof.json'), 'w', encoding='utf-8') as f:
         json.dump(out, f, indent=1)

@@ -386,3 +386,24 @@ class TestDebianRace(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class TestDiscarded(unittest.TestCase):
+    def test_discarded_boot_is_a_note_not_a_check(self):
+        g = FakeGuest({})
+        g.doc = {'discarded_attempts': [{
+            'guest_json': '/run/discarded/patched-debug-1/guest.json',
+            'emulator_faults': ['WARNING: ... exc_debug_kernel+0xca']}]}
+        p = check_proof.Proof()
+        check_proof.note_discarded(p, g)
+        self.assertEqual(p.checks, [])
+        self.assertEqual(len(p.notes), 1)
+        self.assertIn('exc_debug_kernel', p.notes[0]['detail'])
+        self.assertIn('/run/discarded/patched-debug-1', p.notes[0]['detail'])
+
+    def test_no_discarded_boot_no_note(self):
+        g = FakeGuest({})
+        g.doc = {}
+        p = check_proof.Proof()
+        check_proof.note_discarded(p, g)
+        self.assertEqual(p.notes, [])

@@ -9,8 +9,10 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import io
+import json
 import os
 import struct
+import subprocess
 import tempfile
 import unittest
 from contextlib import redirect_stdout
@@ -146,6 +148,142 @@ def elf_with_note(name, ntype):
     ph = struct.pack('<IIQQQQQQ', pvh.PT_NOTE, 0, off, 0, 0, len(note),
                      len(note), 4)
     return bytes(hdr) + ph + note
+
+
+def testdata(name):
+    with open(os.path.join(HERE, 'testdata', name), encoding='utf-8') as f:
+        return f.read()
+
+
+class TestEmulatorFault(unittest.TestCase):
+    """A QEMU TCG fault (testdata/emulator-fault.console, proof run
+    20261207T075205Z) is told apart from kernel findings."""
+
+    def lines(self, text=None):
+        return collect.kernel_lines(text or testdata('emulator-fault.console'))
+
+    def test_recorded_fault_is_an_emulator_fault(self):
+        lines = self.lines()
+        n, _ = collect.scan_console(lines)
+        faults = collect.emulator_faults(lines)
+        self.assertEqual(n, 1)
+        self.assertEqual(len(faults), 1)
+        self.assertIn('exc_debug_kernel', faults[0])
+
+    def test_possible_eflags_is_a_kernel_finding(self):
+        # The same warning with EFLAGS hardware can hold: a kernel matter.
+        text = testdata('emulator-fault.console')
+        text = text.replace('EFLAGS: 15ccb002', 'EFLAGS: 00000002')
+        text = text.replace('EFLAGS: 15ccbb42', 'EFLAGS: 00000b42')
+        self.assertEqual(collect.emulator_faults(self.lines(text)), [])
+
+    def test_other_warning_with_bad_eflags_is_a_kernel_finding(self):
+        text = testdata('emulator-fault.console').replace(
+            'arch/x86/kernel/traps.c:1120 exc_debug_kernel',
+            'mm/hugetlb.c:5110 __unmap_hugepage_range')
+        self.assertEqual(collect.emulator_faults(self.lines(text)), [])
+
+    def test_bad_eflags_of_the_next_finding_does_not_count(self):
+        # A finding's block ends where the next one starts.
+        lines = ['[ 1.0] WARNING: CPU: 0 PID: 1 at arch/x86/kernel/'
+                 'traps.c:1120 exc_debug_kernel+0xca/0x160',
+                 '[ 1.0] RSP: 0000:fffffe0000010f28 EFLAGS: 00000002',
+                 '[ 2.0] BUG: unable to handle page fault',
+                 '[ 2.0] RSP: 0018:ffffc90004547800 EFLAGS: 15ccbb42']
+        self.assertEqual(collect.emulator_faults(lines), [])
+
+    def test_retry_only_when_the_fault_is_all(self):
+        ok = [{'status': 'ok'}]
+        f = ['WARNING: ... exc_debug_kernel']
+        retry = collect.retry_for_emulator
+        self.assertTrue(retry('fail', 1, f, ok, True))
+        self.assertFalse(retry('fail', 2, f, ok, True))      # another one
+        self.assertFalse(retry('fail', 1, f, [{'status': 'fail'}], True))
+        self.assertFalse(retry('fail', 1, f, ok, False))     # no DONE
+        self.assertFalse(retry('panic', 1, f, ok, True))
+        self.assertFalse(retry('timeout', 1, f, ok, True))
+        self.assertFalse(retry('fail', 0, [], ok, True))
+
+
+FAKE_QEMU = r"""#!/bin/sh
+# Stand-in for qemu-system-x86_64: the boot numbered by $COUNT writes
+# console $CONSOLE_<n> and a channel saying the one experiment ended ok.
+n=$(($(cat "$COUNT") + 1)); echo $n >"$COUNT"
+eval "src=\$CONSOLE_$n"
+set -- "$@"
+out=''
+for a; do
+  case $a in file:*) out="$out ${a#file:}" ;; esac
+done
+set -- $out
+cp "$src" "$1"
+printf '@@HUGELAB BOOT uptime=1.0 release=6.1.0-x
+@@HUGELAB EXP name=e rc=0 start=1 end=2
+@@HUGELAB DONE uptime=3.0
+' >"$2"
+"""
+
+
+class TestBootRetry(unittest.TestCase):
+    """smoke/boot boots again once after an emulator fault, never more,
+    with QEMU and busybox stood in (no guest)."""
+
+    def boot(self, consoles):
+        tmp = tempfile.mkdtemp()
+        fakes = os.path.join(tmp, 'bin')
+        os.mkdir(fakes)
+        for name, text in (('qemu-system-x86_64', FAKE_QEMU),
+                           ('busybox', '#!/bin/sh\nexit 0\n')):
+            with open(os.path.join(fakes, name), 'w') as f:
+                f.write(text)
+            os.chmod(os.path.join(fakes, name), 0o755)
+        env = dict(os.environ, PATH=fakes + ':' + os.environ['PATH'],
+                   HUGELAB_CACHE=os.path.join(tmp, 'cache'),
+                   COUNT=os.path.join(tmp, 'count'))
+        with open(env['COUNT'], 'w') as f:
+            f.write('0\n')
+        for i, text in enumerate(consoles, 1):
+            env['CONSOLE_%d' % i] = os.path.join(tmp, 'console%d' % i)
+            with open(env['CONSOLE_%d' % i], 'w') as f:
+                f.write(text)
+        for name, text in (('vmlinuz', 'not a kernel'), ('exps', 'e true\n')):
+            with open(os.path.join(tmp, name), 'w') as f:
+                f.write(text)
+        os.mkdir(os.path.join(tmp, 'progs'))
+        r = subprocess.run(
+            [os.path.join(HERE, 'boot'), '--kernel',
+             os.path.join(tmp, 'vmlinuz'), '--name', 'g', '--out',
+             os.path.join(tmp, 'run'), '--bin', os.path.join(tmp, 'progs'),
+             '--no-pvh', '--timeout', '60', os.path.join(tmp, 'exps')],
+            env=env, capture_output=True, text=True, check=False)
+        with open(env['COUNT']) as f:
+            boots = int(f.read())
+        gjson = os.path.join(tmp, 'run', 'guests', 'g', 'guest.json')
+        with open(gjson) as f:
+            return r.returncode, boots, json.load(f), tmp
+
+    def test_fault_then_clean_boots_twice(self):
+        fault = testdata('emulator-fault.console')
+        rc, boots, doc, tmp = self.boot([fault, '[ 1.0] fine\n'])
+        self.assertEqual((rc, boots, doc['status']), (0, 2, 'ok'))
+        d = doc['discarded_attempts']
+        self.assertEqual(len(d), 1)
+        self.assertIn('exc_debug_kernel', d[0]['emulator_faults'][0])
+        self.assertTrue(os.path.exists(
+            os.path.join(tmp, 'run', 'discarded', 'g-1', 'console.log')))
+
+    def test_two_faults_fail(self):
+        fault = testdata('emulator-fault.console')
+        rc, boots, doc, _ = self.boot([fault, fault, '[ 1.0] fine\n'])
+        self.assertEqual((rc, boots, doc['status']), (1, 2, 'fail'))
+
+    def test_kernel_finding_is_not_retried(self):
+        fault = testdata('emulator-fault.console').replace(
+            'EFLAGS: 15ccb002', 'EFLAGS: 00000002').replace(
+            'EFLAGS: 15ccbb42', 'EFLAGS: 00000b42')
+        rc, boots, doc, _ = self.boot([fault, '[ 1.0] fine\n'])
+        self.assertEqual((rc, boots, doc['status']), (1, 1, 'fail'))
+        self.assertNotIn('discarded_attempts', doc)
 
 
 class TestPvh(unittest.TestCase):
