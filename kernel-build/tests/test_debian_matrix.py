@@ -1,0 +1,168 @@
+"""Unit tests of tests/debian-matrix: the archive's image packages, the
+savings verdict, a kernel's row and the table; the golden test renders
+the committed run (fixtures/debian-matrix) again from its boots."""
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_loader = importlib.machinery.SourceFileLoader(
+    "debian_matrix", os.path.join(HERE, "debian-matrix"))
+_spec = importlib.util.spec_from_loader("debian_matrix", _loader)
+dm = importlib.util.module_from_spec(_spec)
+_loader.exec_module(dm)
+sys.path.insert(0, os.path.join(dm.TOP, "reports"))
+from hugelab_report import stats  # noqa: E402
+
+FIXTURE = os.path.join(HERE, "fixtures", "debian-matrix")
+
+SEARCH = """\
+linux-image-6.1.0-57-amd64 - Linux 6.1 for 64-bit PCs (signed)
+linux-image-6.1.0-9-amd64 - Linux 6.1 for 64-bit PCs (signed)
+linux-image-6.1.0-57-cloud-amd64 - Linux 6.1 for x86-64 cloud (signed)
+linux-image-6.1.0-57-amd64-dbg - Debug symbols
+linux-image-6.1.0-57-rt-amd64 - Linux 6.1 for 64-bit PCs (signed), PREEMPT_RT
+linux-image-6.12-amd64 - Linux for 64-bit PCs (meta-package)
+linux-image-6.12.118+deb12-amd64 - Linux 6.12 for 64-bit PCs (signed)
+linux-image-6.12.100+deb12-amd64 - Linux 6.12 for 64-bit PCs (signed)
+linux-image-6.12.118+deb12-amd64-unsigned - Linux 6.12 for 64-bit PCs
+linux-image-amd64 - Linux for 64-bit PCs (meta-package)
+"""
+
+
+class Images(unittest.TestCase):
+    def test_lines_and_order(self):
+        self.assertEqual(dm.images(SEARCH, ["6.1", "6.12"]), [
+            "linux-image-6.1.0-9-amd64", "linux-image-6.1.0-57-amd64",
+            "linux-image-6.12.100+deb12-amd64",
+            "linux-image-6.12.118+deb12-amd64"])
+
+    def test_one_line_and_match(self):
+        self.assertEqual(dm.images(SEARCH, ["6.12"], match=r"118"),
+                         ["linux-image-6.12.118+deb12-amd64"])
+        self.assertEqual(dm.images(SEARCH, ["6.1"], match="nothing"), [])
+
+    def test_names(self):
+        self.assertEqual(dm.upstream("6.1.192-3"), "6.1.192")
+        self.assertEqual(dm.upstream("6.12.118-1~deb12u1"), "6.12.118")
+        self.assertEqual(dm.guest_name("linux-image-6.12.118+deb12-amd64"),
+                         "6.12.118-deb12")
+
+
+CHANGELOG = """\
+linux (6.1.192-3) bookworm-security; urgency=high
+
+  * New upstream stable update:
+    - mm/hugetlb: fix assertion splat in hugetlb_split()
+
+linux (6.1.170-1) bookworm-security; urgency=high
+
+    - mm/hugetlb: unshare page tables during VMA split, not before
+      (CVE-2025-38084)
+
+linux (6.1.147-1) bookworm-security; urgency=high
+
+    - mm/hugetlb: unshare page tables during VMA split, not before
+      (CVE-2025-38084)
+"""
+
+
+class Changelog(unittest.TestCase):
+    def test_oldest_version_naming_each_change(self):
+        self.assertEqual(dm.changelog_marks(CHANGELOG),
+                         {"split_unshare": "6.1.147-1",
+                          "split_fix": "6.1.192-3"})
+        self.assertEqual(dm.changelog_marks(CHANGELOG.split("\n\n")[0]),
+                         {"split_unshare": None, "split_fix": None})
+
+    def test_words(self):
+        marks = {"split_unshare": "6.1.147-1", "split_fix": None}
+        self.assertEqual(dm.changelog_words(marks, "6.1.192"),
+                         "since 6.1.147-1 / no")
+        self.assertEqual(dm.changelog_words(marks, "6.12.118"),
+                         "since 6.1.147-1 / not needed (6.1 only)")
+        self.assertEqual(dm.changelog_words(None, "6.1.192"), "-")
+
+
+def results(root, aligned, unshared, model_al=4096.0, model_un=8192.0,
+            sharing=True):
+    d = tempfile.mkdtemp(dir=root)
+    os.makedirs(os.path.join(d, "results"))
+    for name, pt, model in (("aligned", aligned, model_al),
+                            ("unshared", unshared, model_un)):
+        if pt is None:
+            continue
+        with open(os.path.join(d, "results", name + ".json"), "w") as f:
+            json.dump({"config": {"sessions": 1000},
+                       "pagetables_per_session": pt,
+                       "model": {"per_session_bytes": model,
+                                 "sharing": sharing}}, f)
+    return d
+
+
+class Savings(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def verdict(self, *a, **kw):
+        return dm.savings_verdict(dm.savings(results(self.tmp.name, *a,
+                                                     **kw)))
+
+    def test_within_and_outside_five_percent(self):
+        self.assertEqual(self.verdict(100.0, 4196.0), "ok")       # 4096
+        self.assertEqual(self.verdict(100.0, 4496.0), "off")      # +7.3 %
+        self.assertEqual(self.verdict(100.0, 3980.0), "off")      # -5.2 %
+
+    def test_missing(self):
+        self.assertEqual(self.verdict(100.0, None), "missing")
+        self.assertEqual(self.verdict(100.0, 4196.0, sharing=False),
+                         "missing")
+        self.assertEqual(self.verdict(100.0, 4196.0, model_al=8192.0),
+                         "missing")                               # model 0
+
+
+class Rows(unittest.TestCase):
+    def boots(self, *outcomes):
+        return [{"outcome": o} for o in outcomes]
+
+    def test_counts_interval_and_words(self):
+        r = dm.row({"package": "p", "savings": None},
+                   self.boots("detected", "clean", "clean", "error"), stats)
+        self.assertEqual((r["boots"], r["detected"], r["clean"], r["error"]),
+                         (4, 1, 2, 1))
+        self.assertEqual(r["detection_rate_ci95"], [0.008, 0.906])
+        self.assertEqual(dm.affected(r), "affected")
+        r = dm.row({"package": "p"}, self.boots("clean", "clean", "clean"),
+                   stats)
+        self.assertEqual(dm.affected(r), "not detected (at most 0.71)")
+        r = dm.row({"package": "p"}, self.boots("error"), stats)
+        self.assertEqual(dm.affected(r), "no outcome")
+
+
+@unittest.skipUnless(os.path.isdir(FIXTURE), "no committed matrix run")
+class Golden(unittest.TestCase):
+    """The committed run: every row again from its boots, and its table."""
+
+    def test_rows_and_table(self):
+        with open(os.path.join(FIXTURE, "matrix.json")) as f:
+            m = json.load(f)
+        self.assertTrue(m["complete"])
+        for r in m["kernels"]:
+            mine = [b for b in m["boots"] if b["kernel"] == r["package"]]
+            keep = {k: r[k] for k in ("package", "version", "upstream",
+                                      "vmlinuz", "deb", "changelog",
+                                      "savings") if k in r}
+            self.assertEqual(dm.row(keep, mine, stats), r, r["package"])
+        with open(os.path.join(FIXTURE, "matrix.md")) as f:
+            self.assertEqual(dm.render(m), f.read())
+
+
+if __name__ == "__main__":
+    unittest.main()
