@@ -138,12 +138,28 @@ class Rows(unittest.TestCase):
         self.assertEqual((r["boots"], r["detected"], r["clean"], r["error"]),
                          (4, 1, 2, 1))
         self.assertEqual(r["detection_rate_ci95"], [0.008, 0.906])
-        self.assertEqual(dm.affected(r), "affected")
+        self.assertEqual(dm.affected(r), "affected (reproduced)")
         r = dm.row({"package": "p"}, self.boots("clean", "clean", "clean"),
                    stats)
-        self.assertEqual(dm.affected(r), "not detected (at most 0.71)")
+        self.assertEqual(dm.affected(r), "not detected (rate at most 0.71)")
         r = dm.row({"package": "p"}, self.boots("error"), stats)
         self.assertEqual(dm.affected(r), "no outcome")
+
+    def test_changelog_speaks_where_the_reproducer_did_not_hit(self):
+        bug = {"split_unshare": "6.1.147-1", "split_fix": None}
+        clean = self.boots("clean", "clean")
+        r = dm.row({"package": "p", "upstream": "6.1.192",
+                    "changelog": bug}, clean, stats)
+        self.assertEqual(dm.affected(r), "affected by its changelog "
+                         "(backport without the fix), not reproduced in "
+                         "2 boots")
+        fixed = dict(bug, split_fix="6.1.200-1")
+        r = dm.row({"package": "p", "upstream": "6.1.200",
+                    "changelog": fixed}, clean, stats)
+        self.assertEqual(dm.affected(r), "not detected (rate at most 0.84)")
+        r = dm.row({"package": "p", "upstream": "6.12.118",
+                    "changelog": bug}, clean, stats)
+        self.assertEqual(dm.affected(r), "not detected (rate at most 0.84)")
 
 
 @unittest.skipUnless(os.path.isdir(FIXTURE), "no committed matrix run")
