@@ -407,3 +407,32 @@ class TestDiscarded(unittest.TestCase):
         p = check_proof.Proof()
         check_proof.note_discarded(p, g)
         self.assertEqual(p.notes, [])
+
+
+class StockGuest(FakeGuest):
+    def __init__(self, kernel_log):
+        super().__init__({})
+        self.name = 'stock-debug'
+        self.doc = {'kernel_log': kernel_log}
+
+    def excerpt(self):
+        return self.doc['kernel_log']['excerpt']
+
+
+class TestStock(unittest.TestCase):
+    LINE = '[ 9.0]  hugetlb_split+0x40/0x90'
+
+    def lockdep_check(self, kernel_log):
+        p = check_proof.Proof()
+        check_proof.check_stock(p, StockGuest(kernel_log))
+        return [c for c in p.checks
+                if c['name'].endswith('lockdep warns from hugetlb_split')][0]
+
+    def test_warning_naming_hugetlb_split_passes(self):
+        self.assertTrue(self.lockdep_check(
+            {'warnings': 1, 'excerpt': [self.LINE]})['ok'])
+
+    def test_emulator_fault_through_hugetlb_split_fails(self):
+        c = self.lockdep_check({'warnings': 1, 'excerpt': [self.LINE],
+                                'emulator_faults': ['WARNING: x']})
+        self.assertFalse(c['ok'], c)

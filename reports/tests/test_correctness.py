@@ -89,3 +89,34 @@ def test_selftest_results(smoke):
     assert st["hugepage-shm"]["status"] == "pass"
     assert st["userfaultfd hugetlb_shared 128 32"]["status"] == "skip"
     assert cs["%s/vm-selftests status" % g.name]["status"] == "fail"
+
+
+EMULATOR_CONSOLE = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "workloads",
+    "smoke", "testdata", "emulator-fault.console")
+
+
+def test_emulator_fault_is_no_expected_warning(smoke):
+    """A guest that must show a kernel warning and shows only an emulator
+    fault (the smoke harness names it) has not reproduced the warning."""
+    g = [g for g in rundir.load(smoke).guests
+         if not (g.doc.get("expect") or {}).get("status")][0]
+    with open(EMULATOR_CONSOLE, encoding="utf-8") as f:
+        console = f.read()
+    with open(os.path.join(g.path, "console.log"), "w") as f:
+        f.write(console)
+    path = os.path.join(g.path, "guest.json")
+    doc = load_json(path)
+    fault = [ln for ln in console.splitlines() if "exc_debug_kernel" in ln]
+    doc.update(status="fail", expect={"kernel_warnings": True},
+               kernel_log={"warnings": 1, "excerpt": fault,
+                           "emulator_faults": fault[:1]})
+    dump_json(path, doc)
+    c = checks_of(smoke, g.name)["%s kernel warning reproduced" % g.name]
+    assert c["status"] == "fail", c
+    assert "1 of them emulator faults" in c["message"]
+    # The same finding not named an emulator fault: reproduced.
+    doc["kernel_log"]["emulator_faults"] = []
+    dump_json(path, doc)
+    c = checks_of(smoke, g.name)["%s kernel warning reproduced" % g.name]
+    assert c["status"] == "pass", c
