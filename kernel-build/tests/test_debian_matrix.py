@@ -128,6 +128,26 @@ class Savings(unittest.TestCase):
                          "missing")                               # model 0
 
 
+class BootFailure(unittest.TestCase):
+    def test_reached_user_space_or_not(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(dm.boot_failure(d, dm.re.compile("Oops")),
+                             {"status": "no guest.json", "finding": None})
+            doc = {"status": "panic", "timings": {"boot_to_userspace_s":
+                                                  None},
+                   "kernel_log": {"excerpt": ["[ 1.8] sched_clock: x",
+                                              "[ 1.8] Oops: int3: 0000"]}}
+            with open(os.path.join(d, "guest.json"), "w") as f:
+                json.dump(doc, f)
+            self.assertEqual(dm.boot_failure(d, dm.re.compile("Oops")),
+                             {"status": "panic",
+                              "finding": "[ 1.8] Oops: int3: 0000"})
+            doc["timings"]["boot_to_userspace_s"] = 2.0
+            with open(os.path.join(d, "guest.json"), "w") as f:
+                json.dump(doc, f)
+            self.assertIsNone(dm.boot_failure(d, dm.re.compile("Oops")))
+
+
 class Rows(unittest.TestCase):
     def boots(self, *outcomes):
         return [{"outcome": o} for o in outcomes]
@@ -162,6 +182,27 @@ class Rows(unittest.TestCase):
         self.assertEqual(dm.affected(r), "not detected (rate at most 0.84)")
 
 
+class Render(unittest.TestCase):
+    def test_row_words(self):
+        r = dm.row({"package": "linux-image-6.12.1+deb12-amd64",
+                    "version": "6.12.1-1", "upstream": "6.12.1",
+                    "changelog": {"split_unshare": "6.12.1-1",
+                                  "split_fix": None},
+                    "savings": {"sessions": 10, "measured": 4000.0,
+                                "model": 4096.0, "sharing": True},
+                    "savings_boot_failures": [
+                        {"status": "panic", "guest": "g",
+                         "finding": "[ 1.8] Oops: int3: 0000 [#1]"}]},
+                   [{"outcome": "clean"}], stats)
+        m = {"config": {"seconds": 30, "sessions": 10}, "kernels": [r]}
+        line = dm.render(m).splitlines()[2]
+        self.assertEqual(line, (
+            "| linux-image-6.12.1+deb12-amd64 | 6.12.1-1 | 6.12.1 | 0 of 1 "
+            "| 0.00-0.97 | not detected (rate at most 0.97) | 4000 / 4096 B "
+            "(-2.3 %, ok); a boot failed before user space (panic: Oops: "
+            "int3: 0000 [#1]) | since 6.12.1-1 / not needed (6.1 only) |"))
+
+
 @unittest.skipUnless(os.path.isdir(FIXTURE), "no committed matrix run")
 class Golden(unittest.TestCase):
     """The committed run: every row again from its boots, and its table."""
@@ -174,7 +215,8 @@ class Golden(unittest.TestCase):
             mine = [b for b in m["boots"] if b["kernel"] == r["package"]]
             keep = {k: r[k] for k in ("package", "version", "upstream",
                                       "vmlinuz", "deb", "changelog",
-                                      "savings") if k in r}
+                                      "savings", "savings_boot_failures")
+                    if k in r}
             self.assertEqual(dm.row(keep, mine, stats), r, r["package"])
         with open(os.path.join(FIXTURE, "matrix.md")) as f:
             self.assertEqual(dm.render(m), f.read())
