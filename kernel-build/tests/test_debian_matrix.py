@@ -203,7 +203,6 @@ class Render(unittest.TestCase):
             "int3: 0000 [#1]) | since 6.12.1-1 / not needed (6.1 only) |"))
 
 
-@unittest.skipUnless(os.path.isdir(FIXTURE), "no committed matrix run")
 class Golden(unittest.TestCase):
     """The committed run: every row again from its boots, and its table."""
 
