@@ -1,20 +1,16 @@
 """Unit tests of tests/debian-matrix: the archive's image packages, the
 savings verdict, a kernel's row and the table; the golden test renders
 the committed run (fixtures/debian-matrix) again from its boots."""
-import importlib.machinery
-import importlib.util
 import json
 import os
 import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_loader = importlib.machinery.SourceFileLoader(
-    "debian_matrix", os.path.join(HERE, "debian-matrix"))
-_spec = importlib.util.spec_from_loader("debian_matrix", _loader)
-dm = importlib.util.module_from_spec(_spec)
-_loader.exec_module(dm)
+import script
+
+HERE = script.HERE
+dm = script.load("debian-matrix")
 sys.path.insert(0, os.path.join(dm.TOP, "reports"))
 from hugelab_report import stats  # noqa: E402
 

@@ -1,18 +1,13 @@
 """Unit tests of tests/repro-rate: classify() of one boot's directory and
 summarize() of a run's boots (no guest is booted)."""
-import importlib.machinery
-import importlib.util
 import json
 import os
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_loader = importlib.machinery.SourceFileLoader(
-    "repro_rate", os.path.join(HERE, "repro-rate"))
-_spec = importlib.util.spec_from_loader("repro_rate", _loader)
-rr = importlib.util.module_from_spec(_spec)
-_loader.exec_module(rr)
+import script
+
+rr = script.load("repro-rate")
 
 
 def guest_dir(root, status="ok", rc=0, out="", console="", start=2.0):
