@@ -75,12 +75,32 @@ static unsigned int parse_flags(const char *s)
 	return v;
 }
 
+/* "sched_wakeup: comm=NAME pid=N prio=...": the task woken */
+static bool parse_wake(const char *s, struct lt_line *l)
+{
+	const char *p = strstr(s, " pid=");
+	char *end;
+	unsigned long v;
+
+	if (!p)
+		return false;
+	v = strtoul(p + 5, &end, 10);
+	if (end == p + 5 || !v || v > UINT32_MAX)
+		return false;
+	l->woken = (uint32_t)v;
+	l->kind = LT_L_WAKE;
+	return true;
+}
+
 /* "name: ADDR (...)" of a lock event: addr and, for a begin, the flags. */
 static bool parse_event(const char *s, struct lt_line *l)
 {
 	static const char b[] = "contention_begin: ", e[] = "contention_end: ";
+	static const char w[] = "sched_wakeup: comm=";
 	char *end;
 
+	if (!strncmp(s, w, sizeof(w) - 1))
+		return parse_wake(s, l);
 	if (!strncmp(s, b, sizeof(b) - 1)) {
 		l->kind = LT_L_BEGIN;
 		s += sizeof(b) - 1;
@@ -285,6 +305,7 @@ static void on_begin(struct lt_state *st, const struct lt_line *l)
 		return;         /* a mutex that spun and now sleeps: the same wait */
 	o->addr = l->addr;
 	o->begin_ns = l->ts_ns;
+	o->wake_ns = 0;
 	o->flags = l->flags;
 	o->classified = false;
 	o->lock = LT_OTHER;
@@ -302,10 +323,22 @@ static void on_end(struct lt_state *st, const struct lt_line *l)
 		return;
 	}
 	w = (struct lt_wait){ .pid = l->pid, .lock = o->lock, .begin_ns = o->begin_ns,
-			      .end_ns = l->ts_ns, .site = o->site };
+			      .end_ns = l->ts_ns, .site = o->site,
+			      .wake_ns = o->wake_ns <= l->ts_ns ? o->wake_ns : 0 };
 	o->begin_ns = 0;
 	st->waits++;
 	st->fn(st->arg, &w);
+}
+
+/* The waiter was woken: the lock released to it, or a spurious wakeup
+ * (the last one before the end counts). */
+static void on_wake(struct lt_state *st, const struct lt_line *l)
+{
+	struct lt_open *o = slot_of(st, l->woken, false);
+
+	st->wakes++;
+	if (o && o->begin_ns && l->ts_ns >= o->begin_ns)
+		o->wake_ns = l->ts_ns;
 }
 
 void lt_feed(struct lt_state *st, const char *line)
@@ -325,6 +358,8 @@ void lt_feed(struct lt_state *st, const char *line)
 		on_begin(st, &l);
 	else if (k == LT_L_END)
 		on_end(st, &l);
+	else if (k == LT_L_WAKE)
+		on_wake(st, &l);
 }
 
 void lt_finish(struct lt_state *st)

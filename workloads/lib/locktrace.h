@@ -10,13 +10,17 @@
  *    => rwsem_down_read_slowpath
  *    => hugetlb_vma_lock_read
  *    => hugetlb_fault
+ *   shmdb-990 [001] d..2.  123.500100: sched_wakeup: comm=shmdb pid=812 prio=120 target_cpu=000
  *   shmdb-812 [000] .....  123.501000: contention_end: 00000000a1b2c3d4 (ret=0)
  *
  * lt_feed() takes the lines one by one and calls back once per wait: from
  * a task's first contention_begin on a lock (a mutex emits several while
  * it spins and then sleeps) to the contention_end of the same task and lock
  * address, with the lock named from the first stack of that wait
- * (lt_classify).  No I/O: tests/test_locktrace.c feeds it fixture text.
+ * (lt_classify), and the task's last sched:sched_wakeup inside it: a
+ * woken waiter has the lock (rwsem) or may take it (mutex), and the rest
+ * of the wait is a wait for a CPU, which schedstat counts.  No I/O:
+ * tests/test_locktrace.c feeds it fixture text.
  */
 #ifndef HUGELAB_LOCKTRACE_H
 #define HUGELAB_LOCKTRACE_H
@@ -44,13 +48,14 @@ enum lt_lock {
 
 extern const char *const lt_lock_names[LT_NLOCKS];
 
-enum lt_kind { LT_L_OTHER, LT_L_BEGIN, LT_L_END, LT_L_STACK, LT_L_FRAME };
+enum lt_kind { LT_L_OTHER, LT_L_BEGIN, LT_L_END, LT_L_STACK, LT_L_FRAME, LT_L_WAKE };
 
 /* One line of the trace file. */
 struct lt_line {
 	enum lt_kind kind;
-	uint32_t pid;
-	uint64_t ts_ns;         /* BEGIN, END, STACK */
+	uint32_t pid;           /* the task the line is from (the waker's for WAKE) */
+	uint32_t woken;         /* WAKE: the task woken */
+	uint64_t ts_ns;         /* BEGIN, END, STACK, WAKE */
 	uint64_t addr;          /* BEGIN, END: the (hashed) lock address */
 	unsigned int flags;     /* BEGIN: LCB_F_* */
 	char frame[64];         /* FRAME: the function, without +off/len */
@@ -72,6 +77,7 @@ struct lt_wait {
 	uint32_t pid;
 	enum lt_lock lock;
 	uint64_t begin_ns, end_ns;
+	uint64_t wake_ns;       /* the last wakeup inside, 0: none seen */
 	const char *site;       /* valid during the callback */
 };
 
@@ -83,7 +89,7 @@ typedef void (*lt_wait_fn)(void *arg, const struct lt_wait *w);
 struct lt_open {
 	uint32_t pid;           /* 0: free */
 	bool classified;
-	uint64_t addr, begin_ns;
+	uint64_t addr, begin_ns, wake_ns;
 	unsigned int flags;
 	enum lt_lock lock;
 	char site[48];
@@ -98,7 +104,7 @@ struct lt_state {
 	int nframes;
 	char frames[LT_MAX_FRAMES][64];
 	/* counts */
-	uint64_t begins, ends, waits, unpaired_ends, full;
+	uint64_t begins, ends, waits, unpaired_ends, wakes, full;
 };
 
 /* 0, or -1 (out of memory). */

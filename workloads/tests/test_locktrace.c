@@ -36,6 +36,14 @@ static void test_parse_lines(void **state)
 			 LT_L_STACK);
 	assert_int_equal(lt_parse_line(" => hugetlb_fault+0x5e1/0x9a0", &l), LT_L_FRAME);
 	assert_string_equal(l.frame, "hugetlb_fault");
+	assert_int_equal(lt_parse_line("kworker/0:1-12 [001] d..2. 8.25: sched_wakeup: "
+				       "comm=my shmdb pid=812 prio=120 target_cpu=000", &l),
+			 LT_L_WAKE);
+	assert_int_equal(l.pid, 12);
+	assert_int_equal(l.woken, 812);
+	assert_true(l.ts_ns == 8250000000ull);
+	assert_int_equal(lt_parse_line("x-12 [001] d..2. 8.25: sched_wakeup: comm=x pid=z", &l),
+			 LT_L_OTHER);
 	assert_int_equal(lt_parse_line(" => handle_mm_fault", &l), LT_L_FRAME);
 	assert_string_equal(l.frame, "handle_mm_fault");
 	/* the header, other events, garbage */
@@ -141,6 +149,10 @@ static void test_pairing(void **state)
 		" => some_other_site",
 		/* a spinlock's end inside the wait (its begin filtered): not ours */
 		"shmdb-812 [001] d..1. 10.001000: contention_end: cc (ret=0)",
+		/* woken twice: the last wakeup counts; a wakeup of a task not waiting */
+		"shmdb-990 [000] d..2. 10.030000: sched_wakeup: comm=shmdb pid=812 prio=120 target_cpu=001",
+		"shmdb-990 [000] d..2. 10.040000: sched_wakeup: comm=shmdb pid=812 prio=120 target_cpu=001",
+		"shmdb-990 [000] d..2. 10.040000: sched_wakeup: comm=shmdb pid=555 prio=120 target_cpu=001",
 		"shmdb-812 [001] d..1. 10.050100: contention_end: aa (ret=0)",
 		"shmdb-813 [000] ..... 10.020150: contention_end: bb (ret=0)",
 		/* an end without a begin; a begin never ended */
@@ -165,10 +177,14 @@ static void test_pairing(void **state)
 	assert_int_equal(g.w[0].lock, LT_VMA);
 	assert_true(g.w[0].begin_ns == 10000100000ull && g.w[0].end_ns == 10050100000ull);
 	assert_string_equal(g.site[0], "hugetlb_vma_lock_read");
+	assert_true(g.w[0].wake_ns == 10040000000ull);
+	assert_true(g.w[1].wake_ns == 0);
+	assert_int_equal(st.wakes, 3);
 	assert_int_equal(g.w[1].pid, 813);
 	assert_int_equal(g.w[1].lock, LT_FAULT_MUTEX);
 	assert_true(g.w[1].begin_ns == 10000150000ull && g.w[1].end_ns == 10020150000ull);
 	assert_int_equal(g.w[2].lock, LT_IMMAP);
+	assert_true(g.w[2].wake_ns == 0);      /* a new wait forgets the old wakeup */
 	assert_true(g.w[2].end_ns - g.w[2].begin_ns == 500000);
 	assert_int_equal(st.unpaired_ends, 2);
 	assert_int_equal(st.begins, 5);
@@ -195,6 +211,31 @@ static void test_unclassified_stackless(void **state)
 	lt_free(&st);
 }
 
+/* A lockdep kernel's mutex: begin(MUTEX|SPIN) without a stack (the
+ * trigger skips it), then begin(MUTEX) with one when it sleeps. */
+static void test_later_stack_classifies(void **state)
+{
+	static const char *const lines[] = {
+		"shmdb-7 [001] ..... 1.000000: contention_begin: aa (flags=SPIN|MUTEX)",
+		"shmdb-7 [001] ..... 1.000100: contention_begin: aa (flags=MUTEX)",
+		"shmdb-7 [001] ..... 1.000101: <stack trace>",
+		" => __mutex_lock",
+		" => hugetlb_fault",
+		"shmdb-7 [001] ..... 1.020000: contention_end: aa (ret=0)",
+		NULL,
+	};
+	struct lt_state st;
+	struct got g = { 0 };
+
+	(void)state;
+	assert_int_equal(lt_init(&st, collect, &g), 0);
+	feed(&st, lines);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.w[0].lock, LT_FAULT_MUTEX);
+	assert_true(g.w[0].begin_ns == 1000000000ull);
+	lt_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_pairing),
 		cmocka_unit_test(test_unclassified_stackless),
+		cmocka_unit_test(test_later_stack_classifies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
