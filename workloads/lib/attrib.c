@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Attribution of long faults: the pure joins, see attrib.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attrib.h"
+
+bool schedstat_parse(const char *s, uint64_t *cpu_ns, uint64_t *wait_ns)
+{
+	unsigned long long run, wait;
+
+	if (sscanf(s, "%llu %llu", &run, &wait) != 2)
+		return false;
+	*cpu_ns = run;
+	*wait_ns = wait;
+	return true;
+}
+
+static uint64_t clip(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+bool attr_add_wait(struct attr_fault *f, const struct lt_wait *w)
+{
+	uint64_t end = f->start_ns + f->latency_ns;
+	uint64_t b = clip(w->begin_ns, f->start_ns, end);
+	uint64_t e = clip(w->end_ns, f->start_ns, end);
+	uint64_t k = w->wake_ns >= w->begin_ns && w->wake_ns ? clip(w->wake_ns, b, e) : e;
+
+	if (w->pid != f->pid || e <= b)
+		return false;
+	f->lock_ns[w->lock] += k - b;
+	f->lock_runnable_ns += e - k;
+	if (f->nwaits < ATTR_MAX_WAITS) {
+		struct attr_wait *a = &f->waits[f->nwaits];
+
+		a->lock = w->lock;
+		a->start_ns = b;
+		a->ns = k - b;
+		a->runnable_ns = e - k;
+		snprintf(a->site, sizeof(a->site), "%s", w->site ? w->site : "?");
+	}
+	f->nwaits++;
+	return true;
+}
+
+static const struct attr_fault *sort_base;
+
+static int by_pid_start(const void *a, const void *b)
+{
+	const struct attr_fault *x = &sort_base[*(const uint32_t *)a];
+	const struct attr_fault *y = &sort_base[*(const uint32_t *)b];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+void attr_index(const struct attr_fault *f, uint32_t *idx, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		idx[i] = i;
+	sort_base = f;
+	qsort(idx, n, sizeof(*idx), by_pid_start);
+}
+
+uint32_t attr_match(struct attr_fault *f, const uint32_t *idx, uint32_t n,
+		    const struct lt_wait *w)
+{
+	uint32_t lo = 0, hi = n, got = 0;
+
+	while (lo < hi) {               /* the first fault of w's task */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (f[idx[mid]].pid < w->pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && f[idx[lo]].pid == w->pid; lo++)
+		got += attr_add_wait(&f[idx[lo]], w);
+	return got;
+}
+
+bool attr_op_wanted(const struct attr_op *op, const struct attr_fault *f, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (op->start_ns < f[i].start_ns + f[i].latency_ns && op->end_ns > f[i].start_ns)
+			return true;
+	return false;
+}
