@@ -69,6 +69,7 @@ static struct {
 	struct hist first_touch, txn, access, faulting;
 	struct hist dis_txn[NOPS], dis_access[NOPS], dis_faulting[NOPS];
 	uint64_t txns, reads, writes, resets, retries, sigbus, verify_errors;
+	uint32_t id;                    /* this session */
 } L;
 
 static sigjmp_buf jb;
@@ -233,6 +234,7 @@ static struct {
 	long mf0;                       /* --count-faults: minor faults at tf0 */
 	uint64_t tf0, excl;             /* its start; getrusage time inside [t0, t2] */
 	bool faulted;
+	uint64_t rq0, cpu0;             /* --attribute: schedstat before tf0 */
 } T;
 
 enum { TXN_DONE, TXN_RETRY, TXN_WRITE };
@@ -258,20 +260,55 @@ static void txn_begin(const struct cfg *c, struct ctl *ctl, char *base, uint64_t
 		 * the first access, is subtracted (excl).
 		 */
 		T.mf0 = minflt();
+		if (ctl->attr)
+			attr_sched(&T.cpu0, &T.rq0);
 		T.tf0 = fast_ns();
 		T.t0 = T.tf0;
 	}
 }
 
-/* The first access (may fault); only the first counts (the buffer is in one page). */
-static void txn_first_access(const struct cfg *c)
+/*
+ * --attribute: a first access of ATTR_MIN_NS or more reads schedstat at
+ * once (the window's run-queue wait and CPU time: read just before tf0
+ * and now) and, if it faulted, is kept with its CLOCK_MONOTONIC start
+ * (clock_gettime only here: the TSC's calibration drifts over a run) and
+ * the disruptor's op_seq.
+ */
+static void txn_keep_fault(struct ctl *ctl, uint64_t cpu1, uint64_t rq1)
 {
+	struct attr_fault f = { .session = L.id, .pid = (uint32_t)getpid(), .op = -1 };
+	uint64_t mono = now_ns();
+
+	f.latency_ns = T.t1 - T.tf0;
+	f.start_ns = mono - (fast_ns() - T.t1) - f.latency_ns;
+	f.runqueue_ns = rq1 - T.rq0;
+	f.cpu_ns = cpu1 - T.cpu0;
+	f.op_seq_start = T.s0;
+	f.op_seq_end = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
+	if (f.op_seq_start & 1)
+		f.op = (int32_t)T.op0;
+	else if (f.op_seq_end != f.op_seq_start)
+		f.op = (int32_t)__atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
+	attr_keep(ctl->attr, &f);
+}
+
+/* The first access (may fault); only the first counts (the buffer is in one page). */
+static void txn_first_access(const struct cfg *c, struct ctl *ctl)
+{
+	uint64_t cpu1 = 0, rq1 = 0;
+	bool keep;
+
 	(void)T.w[0];
 	if (T.t1)
 		return;
 	T.t1 = fast_ns();
 	if (c->count_faults) {
+		keep = ctl->attr && T.t1 - T.tf0 >= ATTR_MIN_NS;
+		if (keep)
+			attr_sched(&cpu1, &rq1);
 		T.faulted = minflt() != T.mf0;
+		if (keep && T.faulted)
+			txn_keep_fault(ctl, cpu1, rq1);
 		T.excl = fast_ns() - T.t1;
 	}
 }
@@ -382,7 +419,7 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 		wait_loss_done(ctl);
 	}
 	jb_armed = 1;
-	txn_first_access(c);
+	txn_first_access(c, ctl);
 	if (!T.locked) {
 		latch_lock(T.lat);
 		T.locked = true;
@@ -427,6 +464,8 @@ static void session_init(struct ctl *ctl)
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigaction(SIGBUS, &sa, NULL);
 	signal(SIGINT, SIG_IGN);        /* the coordinator handles ^C */
+	if (ctl->attr)
+		attr_session_init();
 	hist_init(&L.first_touch);
 	hist_init(&L.txn);
 	hist_init(&L.access);
@@ -499,6 +538,7 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 {
 	char *base;
 
+	L.id = id;
 	session_init(ctl);
 	arrive(ctl, PH_INIT, id);
 	wait_phase(ctl, PH_ATTACH);
