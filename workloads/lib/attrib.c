@@ -28,19 +28,22 @@ bool attr_add_wait(struct attr_fault *f, const struct lt_wait *w)
 	uint64_t b = clip(w->begin_ns, f->start_ns, end);
 	uint64_t e = clip(w->end_ns, f->start_ns, end);
 	uint64_t k = w->wake_ns >= w->begin_ns && w->wake_ns ? clip(w->wake_ns, b, e) : e;
+	bool spin = !w->classified && (w->flags & LCB_F_MUTEX);
+	enum lt_lock lock = spin ? LT_FAULT_MUTEX : w->lock;
 
 	if (w->pid != f->pid || e <= b)
 		return false;
-	f->lock_ns[w->lock] += k - b;
+	f->lock_ns[lock] += k - b;
 	f->lock_runnable_ns += e - k;
 	if (f->nwaits < ATTR_MAX_WAITS) {
 		struct attr_wait *a = &f->waits[f->nwaits];
 
-		a->lock = w->lock;
+		a->lock = lock;
 		a->start_ns = b;
 		a->ns = k - b;
 		a->runnable_ns = e - k;
-		snprintf(a->site, sizeof(a->site), "%s", w->site ? w->site : "?");
+		snprintf(a->site, sizeof(a->site), "%s",
+			 spin ? ATTR_SPIN_SITE : w->site ? w->site : "?");
 	}
 	f->nwaits++;
 	return true;

@@ -18,6 +18,7 @@
 #define ATTR_MAX_FAULTS 2048            /* kept per run; more are counted */
 #define ATTR_MAX_OPS 16384              /* disruptor operations logged */
 #define ATTR_MAX_WAITS 8                /* waits listed per fault (all summed) */
+#define ATTR_SPIN_SITE "(mutex, no stack)"
 
 /*
  * One lock wait inside a fault's window (clipped to it): ns blocked, from
@@ -55,8 +56,12 @@ struct attr_op {
 /* /proc/.../schedstat: time on a CPU (field 1), waiting on a run queue (2). */
 bool schedstat_parse(const char *s, uint64_t *cpu_ns, uint64_t *wait_ns);
 
-/* Add w to f if it overlaps f's window (clipped, split at its wakeup);
- * true if it did. */
+/*
+ * Add w to f if it overlaps f's window (clipped, split at its wakeup);
+ * true if it did.  A mutex wait without a stack (a lockdep kernel's
+ * mutex_lock that only spun: its stack is not taken, locktrace.h) inside
+ * a fault is the fault mutex, the one mutex of the hugetlb fault path.
+ */
 bool attr_add_wait(struct attr_fault *f, const struct lt_wait *w);
 
 /*

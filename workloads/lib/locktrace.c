@@ -324,6 +324,7 @@ static void on_end(struct lt_state *st, const struct lt_line *l)
 	}
 	w = (struct lt_wait){ .pid = l->pid, .lock = o->lock, .begin_ns = o->begin_ns,
 			      .end_ns = l->ts_ns, .site = o->site,
+			      .flags = o->flags, .classified = o->classified,
 			      .wake_ns = o->wake_ns <= l->ts_ns ? o->wake_ns : 0 };
 	o->begin_ns = 0;
 	st->waits++;

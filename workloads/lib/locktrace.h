@@ -78,6 +78,8 @@ struct lt_wait {
 	enum lt_lock lock;
 	uint64_t begin_ns, end_ns;
 	uint64_t wake_ns;       /* the last wakeup inside, 0: none seen */
+	unsigned int flags;     /* of its first begin */
+	bool classified;        /* a stack named it (else LT_OTHER, site "?") */
 	const char *site;       /* valid during the callback */
 };
 

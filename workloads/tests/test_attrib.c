@@ -30,7 +30,7 @@ static void test_schedstat(void **state)
 static struct lt_wait wait(uint32_t pid, enum lt_lock lock, uint64_t b, uint64_t e)
 {
 	return (struct lt_wait){ .pid = pid, .lock = lock, .begin_ns = b, .end_ns = e,
-				 .site = "hugetlb_fault" };
+				 .site = "hugetlb_fault", .classified = true };
 }
 
 static void test_add_wait_clips(void **state)
@@ -89,6 +89,31 @@ static void test_add_wait_splits_at_wakeup(void **state)
 	w.wake_ns = 1200;
 	assert_true(attr_add_wait(&f, &w));
 	assert_true(f.lock_ns[LT_FAULT_MUTEX] == 100 && f.lock_runnable_ns == 150);
+}
+
+static void test_mutex_without_stack(void **state)
+{
+	struct attr_fault f = { .pid = 5, .start_ns = 0, .latency_ns = 1000 };
+	struct lt_wait w = wait(5, LT_OTHER, 100, 200);
+
+	(void)state;
+	/* a mutex that only spun: no stack, the fault mutex */
+	w.classified = false;
+	w.site = "?";
+	w.flags = LCB_F_MUTEX | LCB_F_SPIN;
+	assert_true(attr_add_wait(&f, &w));
+	assert_true(f.lock_ns[LT_FAULT_MUTEX] == 100 && f.lock_ns[LT_OTHER] == 0);
+	assert_string_equal(f.waits[0].site, ATTR_SPIN_SITE);
+	/* a rwsem without a stack stays other; a named mutex keeps its name */
+	w.flags = LCB_F_READ;
+	assert_true(attr_add_wait(&f, &w));
+	assert_true(f.lock_ns[LT_OTHER] == 100);
+	assert_string_equal(f.waits[1].site, "?");
+	w = wait(5, LT_OTHER, 300, 350);
+	w.flags = LCB_F_MUTEX;
+	w.site = "seq_read_iter";
+	assert_true(attr_add_wait(&f, &w));
+	assert_true(f.lock_ns[LT_OTHER] == 150 && f.lock_ns[LT_FAULT_MUTEX] == 100);
 }
 
 static void test_add_wait_bounded(void **state)
@@ -162,6 +187,7 @@ int main(void)
 		cmocka_unit_test(test_schedstat),
 		cmocka_unit_test(test_add_wait_clips),
 		cmocka_unit_test(test_add_wait_splits_at_wakeup),
+		cmocka_unit_test(test_mutex_without_stack),
 		cmocka_unit_test(test_add_wait_bounded),
 		cmocka_unit_test(test_match_by_task),
 		cmocka_unit_test(test_op_wanted),

@@ -207,6 +207,8 @@ static void test_unclassified_stackless(void **state)
 	feed(&st, lines);
 	assert_int_equal(g.n, 1);
 	assert_int_equal(g.w[0].lock, LT_OTHER);
+	assert_false(g.w[0].classified);
+	assert_int_equal(g.w[0].flags, LCB_F_READ);
 	assert_string_equal(g.site[0], "?");
 	lt_free(&st);
 }
@@ -232,6 +234,8 @@ static void test_later_stack_classifies(void **state)
 	feed(&st, lines);
 	assert_int_equal(g.n, 1);
 	assert_int_equal(g.w[0].lock, LT_FAULT_MUTEX);
+	assert_true(g.w[0].classified);
+	assert_int_equal(g.w[0].flags, LCB_F_SPIN | LCB_F_MUTEX);
 	assert_true(g.w[0].begin_ns == 1000000000ull);
 	lt_free(&st);
 }
