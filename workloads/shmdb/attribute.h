@@ -22,6 +22,7 @@
 struct attr_shared {
 	uint32_t nfaults;               /* claimed; beyond ATTR_MAX_FAULTS: dropped */
 	uint32_t nops;
+	uint64_t schedstat_reads;       /* by every session (attr_publish) */
 	struct attr_fault faults[ATTR_MAX_FAULTS];
 	struct attr_op ops[ATTR_MAX_OPS];
 };
@@ -37,6 +38,7 @@ struct attr_trace {
 	char saved_clock[32];
 	char saved_kb[32];
 	char saved_hash[8];             /* options/hash-ptr */
+	double schedstat_ns;            /* one pread of schedstat (best of 5) */
 };
 
 struct attr_shared *attr_shared_new(void);
@@ -46,6 +48,8 @@ struct attr_shared *attr_shared_new(void);
 void attr_session_init(void);
 void attr_sched(uint64_t *cpu_ns, uint64_t *rq_ns);
 void attr_keep(struct attr_shared *a, const struct attr_fault *f);
+/* At the session's end: its schedstat reads into the shared count. */
+void attr_publish(struct attr_shared *a);
 
 /* The disruptor: op's interval (CLOCK_MONOTONIC) and its op_seq. */
 void attr_log_op(struct attr_shared *a, uint32_t op, uint64_t seq,
@@ -54,6 +58,8 @@ void attr_log_op(struct attr_shared *a, uint32_t op, uint64_t seq,
 /* The coordinator: before the fork (trace the descendants), run on/off,
  * then read the trace and join it to the faults. */
 void attr_trace_setup(struct attr_trace *t, pid_t self);
+/* The cost of one schedstat read, for the overhead (t->schedstat_ns). */
+void attr_measure(struct attr_trace *t);
 void attr_trace_start(struct attr_trace *t);
 void attr_trace_stop(struct attr_trace *t);
 void attr_trace_collect(struct attr_trace *t, struct attr_shared *a);

@@ -642,8 +642,10 @@ int main(int argc, char **argv)
 	if (seg_create(&c, &s, err, sizeof(err)))
 		bad("%s", err);
 	/* from here on every exit path writes the JSON */
-	if (ctl->attr)          /* before any fork: traces our descendants */
+	if (ctl->attr) {        /* before any fork: traces our descendants */
 		attr_trace_setup(&atrace, getpid());
+		attr_measure(&atrace);
+	}
 	if (c.prefault && !got_signal)
 		prefault();
 	r.pt_start = fleet_meminfo_settled("PageTables");

@@ -208,13 +208,46 @@ enum dbbuf_state session_verify(const struct ctl *ctl, const volatile uint64_t *
 	return DBBUF_BAD;
 }
 
-/* Minor faults of this process so far (sessions are single-threaded). */
-static long minflt(void)
+/* Minor faults of this process so far (sessions are single-threaded);
+ * *cs its context switches (voluntary and not). */
+static long minflt_cs(long *cs)
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
+	if (cs)
+		*cs = ru.ru_nvcsw + ru.ru_nivcsw;
 	return ru.ru_minflt;
+}
+
+static long minflt(void)
+{
+	return minflt_cs(NULL);
+}
+
+/*
+ * --attribute: schedstat as of the last read, and the context switches
+ * then.  A thread not switched out since has not waited on a run queue
+ * (run_delay grows only when it is switched back in) and has been on its
+ * CPU all along, so the read is skipped: one pread per switch, not per
+ * transaction.
+ */
+static struct {
+	long cs;
+	uint64_t cpu, rq, t;
+} S = { .cs = -1 };
+
+static void sched_at_start(uint64_t *cpu0, uint64_t *rq0, long cs)
+{
+	uint64_t now = fast_ns();
+
+	if (cs != S.cs) {
+		attr_sched(&S.cpu, &S.rq);
+		S.cs = cs;
+		S.t = now;
+	}
+	*rq0 = S.rq;
+	*cpu0 = S.cpu + (now - S.t);
 }
 
 /*
@@ -259,9 +292,11 @@ static void txn_begin(const struct cfg *c, struct ctl *ctl, char *base, uint64_t
 		 * starts after this call (t0 = tf0), and the second call, after
 		 * the first access, is subtracted (excl).
 		 */
-		T.mf0 = minflt();
+		long cs;
+
+		T.mf0 = minflt_cs(&cs);
 		if (ctl->attr)
-			attr_sched(&T.cpu0, &T.rq0);
+			sched_at_start(&T.cpu0, &T.rq0, cs);
 		T.tf0 = fast_ns();
 		T.t0 = T.tf0;
 	}
@@ -269,8 +304,8 @@ static void txn_begin(const struct cfg *c, struct ctl *ctl, char *base, uint64_t
 
 /*
  * --attribute: a first access of ATTR_MIN_NS or more reads schedstat at
- * once (the window's run-queue wait and CPU time: read just before tf0
- * and now) and, if it faulted, is kept with its CLOCK_MONOTONIC start
+ * once (the window's run-queue wait and CPU time: against the values at
+ * tf0, sched_at_start) and, if it faulted, is kept with its CLOCK_MONOTONIC start
  * (clock_gettime only here: the TSC's calibration drifts over a run) and
  * the disruptor's op_seq.
  */
@@ -304,8 +339,10 @@ static void txn_first_access(const struct cfg *c, struct ctl *ctl)
 	T.t1 = fast_ns();
 	if (c->count_faults) {
 		keep = ctl->attr && T.t1 - T.tf0 >= ATTR_MIN_NS;
-		if (keep)
+		if (keep) {
 			attr_sched(&cpu1, &rq1);
+			S.cs = -1;      /* the start of the next must read it */
+		}
 		T.faulted = minflt() != T.mf0;
 		if (keep && T.faulted)
 			txn_keep_fault(ctl, cpu1, rq1);
@@ -432,6 +469,8 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 
 static void publish(struct ctl *ctl)
 {
+	if (ctl->attr)
+		attr_publish(ctl->attr);
 	hist_merge_atomic(&ctl->first_touch, &L.first_touch);
 	hist_merge_atomic(&ctl->txn, &L.txn);
 	hist_merge_atomic(&ctl->access, &L.access);
