@@ -506,6 +506,7 @@ static bool run_phase(void)
 		ctl->deadline_ns = fast_ns() + c.duration_ms * 1000000ull;
 	if (ctl->attr)
 		attr_trace_start(&atrace);
+	note("run started: %" PRIu64 " ms", c.duration_ms);
 	fleet_release(&fleet, PH_RUN);
 	fleet.stall_ns = c.duration_ms ? 0 : td;
 	ok = fleet_wait(&fleet, PH_RUN, n, c.duration_ms ? t + c.duration_ms * 1000000ull : 0,
