@@ -69,21 +69,42 @@ void attr_index(const struct attr_fault *f, uint32_t *idx, uint32_t n)
 	qsort(idx, n, sizeof(*idx), by_pid_start);
 }
 
-uint32_t attr_match(struct attr_fault *f, const uint32_t *idx, uint32_t n,
-		    const struct lt_wait *w)
+/* The first of idx's faults of w's task (n if none). */
+static uint32_t first_of(const struct attr_fault *f, const uint32_t *idx, uint32_t n,
+			 uint32_t pid)
 {
-	uint32_t lo = 0, hi = n, got = 0;
+	uint32_t lo = 0, hi = n;
 
-	while (lo < hi) {               /* the first fault of w's task */
+	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (f[idx[mid]].pid < w->pid)
+		if (f[idx[mid]].pid < pid)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (; lo < n && f[idx[lo]].pid == w->pid; lo++)
-		got += attr_add_wait(&f[idx[lo]], w);
+	return lo;
+}
+
+bool attr_overlaps(const struct attr_fault *f, const uint32_t *idx, uint32_t n,
+		   const struct lt_wait *w)
+{
+	for (uint32_t i = first_of(f, idx, n, w->pid); i < n && f[idx[i]].pid == w->pid; i++) {
+		const struct attr_fault *x = &f[idx[i]];
+
+		if (w->begin_ns < x->start_ns + x->latency_ns && w->end_ns > x->start_ns)
+			return true;
+	}
+	return false;
+}
+
+uint32_t attr_match(struct attr_fault *f, const uint32_t *idx, uint32_t n,
+		    const struct lt_wait *w)
+{
+	uint32_t got = 0;
+
+	for (uint32_t i = first_of(f, idx, n, w->pid); i < n && f[idx[i]].pid == w->pid; i++)
+		got += attr_add_wait(&f[idx[i]], w);
 	return got;
 }
 
@@ -93,4 +114,48 @@ bool attr_op_wanted(const struct attr_op *op, const struct attr_fault *f, uint32
 		if (op->start_ns < f[i].start_ns + f[i].latency_ns && op->end_ns > f[i].start_ns)
 			return true;
 	return false;
+}
+
+/* addr's slot, or the free slot it would take; ATTR_ADDRS: table full. */
+static uint32_t addr_index(const struct attr_addrs *t, uint64_t addr)
+{
+	uint32_t h = (uint32_t)((addr * 0x9E3779B97F4A7C15ull) >> 40);
+
+	for (uint32_t i = 0; i < ATTR_ADDRS; i++) {
+		uint32_t k = (h + i) & (ATTR_ADDRS - 1);
+
+		if (t->a[k].addr == addr || !t->a[k].addr)
+			return k;
+	}
+	return ATTR_ADDRS;
+}
+
+void attr_addr_note(struct attr_addrs *t, const struct lt_wait *w)
+{
+	uint32_t k = w->addr ? addr_index(t, w->addr) : ATTR_ADDRS;
+	struct attr_addr *a;
+
+	if (k == ATTR_ADDRS) {
+		t->full += w->addr != 0;
+		return;
+	}
+	a = &t->a[k];
+	if (!a->addr)
+		*a = (struct attr_addr){ .addr = w->addr, .pid = w->pid, .named = -1 };
+	else if (a->pid != w->pid)
+		a->shared = true;
+	if (w->lock == LT_VMA || w->lock == LT_IMMAP)
+		a->named = (int)w->lock;
+}
+
+enum lt_lock attr_addr_lock(const struct attr_addrs *t, const struct lt_wait *w)
+{
+	uint32_t k = addr_index(t, w->addr);
+	const struct attr_addr *a = k < ATTR_ADDRS && t->a[k].addr ? &t->a[k] : NULL;
+
+	if (w->lock != LT_FAULT_RWSEM)
+		return w->lock;
+	if (a && a->named >= 0)
+		return (enum lt_lock)a->named;
+	return a && a->shared ? LT_IMMAP : LT_VMA;
 }

@@ -72,6 +72,32 @@ bool attr_add_wait(struct attr_fault *f, const struct lt_wait *w);
 void attr_index(const struct attr_fault *f, uint32_t *idx, uint32_t n);
 uint32_t attr_match(struct attr_fault *f, const uint32_t *idx, uint32_t n,
 		    const struct lt_wait *w);
+/* Would attr_match add w to any fault? */
+bool attr_overlaps(const struct attr_fault *f, const uint32_t *idx, uint32_t n,
+		   const struct lt_wait *w);
+
+/*
+ * The locks' addresses: which tasks waited on each, and what a stack
+ * named it.  A LT_FAULT_RWSEM wait (an rwsem taken in hugetlb_fault
+ * itself) is named by its address: what another wait's stack named it
+ * (the punch's i_mmap_lock_write() in hugetlbfs_punch_hole, an
+ * out-of-line hugetlb_vma_lock_read()), else i_mmap_rwsem when two or
+ * more tasks waited on it (one per file) and the VMA lock when only one
+ * did (one per VMA, so per process).
+ */
+#define ATTR_ADDRS (1u << 14)
+struct attr_addr {
+	uint64_t addr;          /* 0: free */
+	uint32_t pid;           /* the first task that waited on it */
+	bool shared;            /* another task did too */
+	int named;              /* LT_VMA or LT_IMMAP from a stack, else -1 */
+};
+struct attr_addrs {
+	struct attr_addr a[ATTR_ADDRS];
+	uint64_t full;          /* addresses not recorded: table full */
+};
+void attr_addr_note(struct attr_addrs *t, const struct lt_wait *w);
+enum lt_lock attr_addr_lock(const struct attr_addrs *t, const struct lt_wait *w);
 
 /* Does op overlap the window of any of the n faults? */
 bool attr_op_wanted(const struct attr_op *op, const struct attr_fault *f, uint32_t n);

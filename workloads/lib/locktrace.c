@@ -206,10 +206,13 @@ static enum lt_lock site_lock(unsigned int flags, const char *f)
 		"hugetlb_fault", "hugetlb_no_page", "hugetlb_wp",
 		"remove_inode_hugepages", "hugetlbfs_fallocate", NULL,
 	};
+	/* where hugetlb_vma_lock_read() may be inlined, beside i_mmap_rwsem */
+	static const char *const fault[] = {
+		"hugetlb_fault", "hugetlb_wp", "hugetlb_no_page", NULL,
+	};
 	/* i_mmap_lock_read/write are inline: the caller is the site */
 	static const char *const immap[] = {
-		"hugetlb_fault", "huge_pmd_share", "hugetlb_wp", "hugetlb_no_page",
-		"hugetlbfs_punch_hole", "hugetlb_vmtruncate", "remove_inode_hugepages",
+		"huge_pmd_share", "hugetlbfs_punch_hole", "hugetlb_vmtruncate", "remove_inode_hugepages",
 		"hugetlb_unmap_file_folio", "hugetlb_unshare_all_pmds",
 		"hugetlb_change_protection", "unmap_ref_private", NULL,
 	};
@@ -223,6 +226,8 @@ static enum lt_lock site_lock(unsigned int flags, const char *f)
 		return LT_FAULT_MUTEX;
 	if (flags & (LCB_F_MUTEX | LCB_F_SPIN | LCB_F_RT | LCB_F_PERCPU))
 		return LT_OTHER;
+	if (in(f, fault))
+		return LT_FAULT_RWSEM;
 	if (in(f, immap))
 		return LT_IMMAP;
 	if (in(f, mmap))
@@ -322,7 +327,8 @@ static void on_end(struct lt_state *st, const struct lt_line *l)
 		st->unpaired_ends++;    /* e.g. a spinlock, whose begin is filtered */
 		return;
 	}
-	w = (struct lt_wait){ .pid = l->pid, .lock = o->lock, .begin_ns = o->begin_ns,
+	w = (struct lt_wait){ .pid = l->pid, .lock = o->lock, .addr = o->addr,
+			      .begin_ns = o->begin_ns,
 			      .end_ns = l->ts_ns, .site = o->site,
 			      .flags = o->flags, .classified = o->classified,
 			      .wake_ns = o->wake_ns <= l->ts_ns ? o->wake_ns : 0 };

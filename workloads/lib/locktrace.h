@@ -43,7 +43,14 @@ enum lt_lock {
 	LT_FAULT_MUTEX, /* hugetlb_fault_mutex_table[hash] */
 	LT_MMAP,        /* the process's mmap_lock, taken by the page fault */
 	LT_OTHER,       /* anything else: the site says where */
-	LT_NLOCKS
+	LT_NLOCKS,
+	/*
+	 * A rwsem taken in hugetlb_fault() itself: the VMA lock when the
+	 * compiler inlined hugetlb_vma_lock_read() there (6.1.192 does), or
+	 * i_mmap_rwsem (hugetlb_fault_lock=i_mmap).  Never in a result: the
+	 * join names it by its address (lib/attrib.h, attr_addr_lock).
+	 */
+	LT_FAULT_RWSEM = LT_NLOCKS
 };
 
 extern const char *const lt_lock_names[LT_NLOCKS];
@@ -76,6 +83,7 @@ enum lt_lock lt_classify(unsigned int flags, const char *const *frames, int n,
 struct lt_wait {
 	uint32_t pid;
 	enum lt_lock lock;
+	uint64_t addr;          /* the lock's address (as printed) */
 	uint64_t begin_ns, end_ns;
 	uint64_t wake_ns;       /* the last wakeup inside, 0: none seen */
 	unsigned int flags;     /* of its first begin */

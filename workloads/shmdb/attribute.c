@@ -210,18 +210,51 @@ static uint64_t lost_events(void)
 	}
 }
 
+#define MAX_PENDING (1u << 16)
+
+/* A wait inside a kept fault, kept until every lock address is known. */
+struct pending {
+	struct lt_wait w;
+	char site[40];
+};
+
 struct join {
 	struct attr_trace *t;
 	struct attr_shared *a;
 	uint32_t n, *idx;
+	struct attr_addrs *addrs;
+	struct pending *p;
+	uint32_t np;
 };
 
+/* First pass: every wait's address; the waits inside kept faults kept. */
 static void on_wait(void *arg, const struct lt_wait *w)
 {
 	struct join *j = arg;
 
-	j->t->waits_by_lock[w->lock]++;
-	j->t->matched += attr_match(j->a->faults, j->idx, j->n, w) > 0;
+	attr_addr_note(j->addrs, w);
+	if (!attr_overlaps(j->a->faults, j->idx, j->n, w))
+		return;
+	if (j->np == MAX_PENDING) {
+		j->t->unjoined++;
+		return;
+	}
+	j->p[j->np].w = *w;
+	snprintf(j->p[j->np].site, sizeof(j->p[0].site), "%s", w->site ? w->site : "?");
+	j->p[j->np].w.site = j->p[j->np].site;
+	j->np++;
+}
+
+/* Second pass: each kept wait named by its address, added to its faults. */
+static void join_waits(struct join *j)
+{
+	for (uint32_t i = 0; i < j->np; i++) {
+		struct lt_wait w = j->p[i].w;
+
+		w.lock = attr_addr_lock(j->addrs, &w);
+		j->t->waits_by_lock[w.lock]++;
+		j->t->matched += attr_match(j->a->faults, j->idx, j->n, &w) > 0;
+	}
 }
 
 /* Leave tracefs as we found it (but for the events' contents). */
@@ -247,42 +280,59 @@ static void restore(struct attr_trace *t)
 	memcpy(t->error, e, sizeof(e));
 }
 
-void attr_trace_collect(struct attr_trace *t, struct attr_shared *a)
+/* The trace file through lib/locktrace.c; 0, or -1 when unreadable. */
+static int read_trace(struct attr_trace *t, struct join *j)
 {
-	struct join j = { .t = t, .a = a };
+	FILE *f = fopen(TRACEFS "/trace", "re");
 	struct lt_state st;
 	char *line = NULL;
 	size_t cap = 0;
-	FILE *f;
+
+	if (!f || lt_init(&st, on_wait, j)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		t->lines++;
+		lt_feed(&st, line);
+	}
+	lt_finish(&st);
+	t->begins = st.begins;
+	t->ends = st.ends;
+	t->unpaired_ends = st.unpaired_ends;
+	t->wakes = st.wakes;
+	t->waits = st.waits;
+	lt_free(&st);
+	fclose(f);
+	free(line);
+	return 0;
+}
+
+void attr_trace_collect(struct attr_trace *t, struct attr_shared *a)
+{
+	struct join j = { .t = t, .a = a };
 
 	if (!t->available)
 		return;
 	j.n = a->nfaults < ATTR_MAX_FAULTS ? a->nfaults : ATTR_MAX_FAULTS;
 	j.idx = calloc(j.n + 1, sizeof(*j.idx));
-	f = fopen(TRACEFS "/trace", "re");
-	if (!j.idx || !f || lt_init(&st, on_wait, &j)) {
+	j.addrs = calloc(1, sizeof(*j.addrs));
+	j.p = calloc(MAX_PENDING, sizeof(*j.p));
+	if (j.idx && j.addrs && j.p)
+		attr_index(a->faults, j.idx, j.n);
+	if (!j.idx || !j.addrs || !j.p || read_trace(t, &j)) {
 		snprintf(t->error, sizeof(t->error), "cannot read " TRACEFS "/trace: %s",
 			 strerror(errno));
 		t->available = false;
 	} else {
-		attr_index(a->faults, j.idx, j.n);
-		while (getline(&line, &cap, f) > 0) {
-			t->lines++;
-			lt_feed(&st, line);
-		}
-		lt_finish(&st);
-		t->begins = st.begins;
-		t->ends = st.ends;
-		t->unpaired_ends = st.unpaired_ends;
-		t->wakes = st.wakes;
-		t->waits = st.waits;
-		lt_free(&st);
+		join_waits(&j);
 		t->lost = lost_events();
+		t->addrs_full = j.addrs->full;
 	}
-	if (f)
-		fclose(f);
-	free(line);
 	free(j.idx);
+	free(j.addrs);
+	free(j.p);
 	restore(t);
 }
 
@@ -304,6 +354,8 @@ static void trace_json(struct json *j, const struct attr_trace *t)
 	json_kv_uint(j, "wakeups", t->wakes);
 	json_kv_uint(j, "waits", t->waits);
 	json_kv_uint(j, "waits_matched", t->matched);
+	json_kv_uint(j, "waits_unjoined", t->unjoined);
+	json_kv_uint(j, "addresses_unrecorded", t->addrs_full);
 	json_key(j, "waits_by_lock");
 	json_obj_begin(j);
 	for (int i = 0; i < LT_NLOCKS; i++)

@@ -34,6 +34,8 @@ struct attr_trace {
 	uint64_t buffer_kb;             /* per CPU */
 	uint64_t lost;                  /* overrun + dropped events, all CPUs */
 	uint64_t lines, begins, ends, unpaired_ends, wakes, waits, matched;
+	uint64_t unjoined;              /* inside kept faults beyond MAX_PENDING */
+	uint64_t addrs_full;            /* lock addresses the table had no room for */
 	uint64_t waits_by_lock[LT_NLOCKS];
 	char saved_clock[32];
 	char saved_kb[32];

@@ -316,8 +316,10 @@ static void txn_keep_fault(struct ctl *ctl, uint64_t cpu1, uint64_t rq1)
 
 	f.latency_ns = T.t1 - T.tf0;
 	f.start_ns = mono - (fast_ns() - T.t1) - f.latency_ns;
-	f.runqueue_ns = rq1 - T.rq0;
-	f.cpu_ns = cpu1 - T.cpu0;
+	/* cpu0 is an estimate (the last read plus the time since): never
+	 * below 0 */
+	f.runqueue_ns = rq1 > T.rq0 ? rq1 - T.rq0 : 0;
+	f.cpu_ns = cpu1 > T.cpu0 ? cpu1 - T.cpu0 : 0;
 	f.op_seq_start = T.s0;
 	f.op_seq_end = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
 	if (f.op_seq_start & 1)

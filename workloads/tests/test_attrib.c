@@ -163,6 +163,73 @@ static void test_match_by_task(void **state)
 	assert_int_equal(attr_match(f, idx, 0, &w), 0);
 }
 
+static struct lt_wait at(uint32_t pid, enum lt_lock lock, uint64_t addr)
+{
+	struct lt_wait w = wait(pid, lock, 0, 1);
+
+	w.addr = addr;
+	return w;
+}
+
+static void test_addr_names_fault_rwsem(void **state)
+{
+	static struct attr_addrs t;
+	struct lt_wait w;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	/* 0xa: waited on by two tasks (a file's i_mmap_rwsem); 0xb: by one
+	 * (a VMA's lock); 0xc: by one, but a stack named it (the punch) */
+	w = at(1, LT_FAULT_RWSEM, 0xa);
+	attr_addr_note(&t, &w);
+	w = at(2, LT_FAULT_RWSEM, 0xa);
+	attr_addr_note(&t, &w);
+	w = at(1, LT_FAULT_RWSEM, 0xb);
+	attr_addr_note(&t, &w);
+	attr_addr_note(&t, &w);
+	w = at(1, LT_FAULT_RWSEM, 0xc);
+	attr_addr_note(&t, &w);
+	w = at(9, LT_IMMAP, 0xc);
+	attr_addr_note(&t, &w);
+	w = at(3, LT_FAULT_RWSEM, 0xd);         /* a stack says VMA lock */
+	attr_addr_note(&t, &w);
+	w = at(4, LT_VMA, 0xd);
+	attr_addr_note(&t, &w);
+	w = at(1, LT_FAULT_RWSEM, 0xa);
+	assert_int_equal(attr_addr_lock(&t, &w), LT_IMMAP);
+	w.addr = 0xb;
+	assert_int_equal(attr_addr_lock(&t, &w), LT_VMA);
+	w.addr = 0xc;
+	assert_int_equal(attr_addr_lock(&t, &w), LT_IMMAP);
+	w.addr = 0xd;
+	assert_int_equal(attr_addr_lock(&t, &w), LT_VMA);
+	w.addr = 0xe;           /* never noted: one task, as far as we know */
+	assert_int_equal(attr_addr_lock(&t, &w), LT_VMA);
+	/* other locks keep their names */
+	w = at(1, LT_FAULT_MUTEX, 0xa);
+	assert_int_equal(attr_addr_lock(&t, &w), LT_FAULT_MUTEX);
+	assert_true(t.full == 0);
+}
+
+static void test_overlaps(void **state)
+{
+	struct attr_fault f[2] = {
+		{ .pid = 3, .start_ns = 100, .latency_ns = 50 },
+		{ .pid = 4, .start_ns = 100, .latency_ns = 50 },
+	};
+	uint32_t idx[2];
+	struct lt_wait w = wait(3, LT_VMA, 140, 200);
+
+	(void)state;
+	attr_index(f, idx, 2);
+	assert_true(attr_overlaps(f, idx, 2, &w));
+	w.begin_ns = 150;
+	assert_false(attr_overlaps(f, idx, 2, &w));
+	w = wait(5, LT_VMA, 0, 1000);
+	assert_false(attr_overlaps(f, idx, 2, &w));
+	assert_int_equal(f[0].nwaits + f[1].nwaits, 0);
+}
+
 static void test_op_wanted(void **state)
 {
 	struct attr_fault f[2] = {
@@ -190,6 +257,8 @@ int main(void)
 		cmocka_unit_test(test_mutex_without_stack),
 		cmocka_unit_test(test_add_wait_bounded),
 		cmocka_unit_test(test_match_by_task),
+		cmocka_unit_test(test_addr_names_fault_rwsem),
+		cmocka_unit_test(test_overlaps),
 		cmocka_unit_test(test_op_wanted),
 	};
 

@@ -75,6 +75,7 @@ static void test_classify(void **state)
 		"rwsem_down_read_slowpath", "down_read", "hugetlb_fault", "handle_mm_fault",
 	};
 	static const char *const share[] = { "down_read", "huge_pmd_share", "huge_pte_alloc" };
+	static const char *const punch[] = { "down_write", "hugetlbfs_punch_hole", "vfs_fallocate" };
 	static const char *const mutex[] = {
 		"__mutex_lock", "mutex_lock_nested", "hugetlb_fault", "handle_mm_fault",
 	};
@@ -87,9 +88,11 @@ static void test_classify(void **state)
 	(void)state;
 	assert_int_equal(classify(LCB_F_READ, vma, 6, site), LT_VMA);
 	assert_string_equal(site, "hugetlb_vma_lock_read");
-	assert_int_equal(classify(LCB_F_READ, immap, 4, site), LT_IMMAP);
+	/* hugetlb_vma_lock_read() inlined, or i_mmap_rwsem: by address */
+	assert_int_equal(classify(LCB_F_READ, immap, 4, site), LT_FAULT_RWSEM);
 	assert_string_equal(site, "hugetlb_fault");
 	assert_int_equal(classify(LCB_F_READ, share, 3, site), LT_IMMAP);
+	assert_int_equal(classify(LCB_F_WRITE, punch, 3, site), LT_IMMAP);
 	assert_int_equal(classify(LCB_F_MUTEX, mutex, 4, site), LT_FAULT_MUTEX);
 	/* the same site as a rwsem is i_mmap_rwsem, as a mutex the fault mutex */
 	assert_int_equal(classify(LCB_F_MUTEX | LCB_F_SPIN, mutex, 4, site), LT_FAULT_MUTEX);
@@ -178,6 +181,7 @@ static void test_pairing(void **state)
 	assert_true(g.w[0].begin_ns == 10000100000ull && g.w[0].end_ns == 10050100000ull);
 	assert_string_equal(g.site[0], "hugetlb_vma_lock_read");
 	assert_true(g.w[0].wake_ns == 10040000000ull);
+	assert_true(g.w[0].addr == 0xaa);
 	assert_true(g.w[1].wake_ns == 0);
 	assert_int_equal(st.wakes, 3);
 	assert_int_equal(g.w[1].pid, 813);
