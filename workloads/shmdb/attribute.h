@@ -57,8 +57,9 @@ void attr_publish(struct attr_shared *a);
 void attr_log_op(struct attr_shared *a, uint32_t op, uint64_t seq,
 		 uint64_t start_ns, uint64_t end_ns);
 
-/* The coordinator: before the fork (trace the descendants), run on/off,
- * then read the trace and join it to the faults. */
+/* The coordinator: before the fork (trace the descendants, events
+ * enabled, recording off), recording on and off around the run, then read
+ * the trace and join it to the faults (after the processes are reaped). */
 void attr_trace_setup(struct attr_trace *t, pid_t self);
 /* The cost of one schedstat read, for the overhead (t->schedstat_ns). */
 void attr_measure(struct attr_trace *t);
