@@ -41,6 +41,7 @@ struct attr_trace {
 	char saved_kb[32];
 	char saved_hash[8];             /* options/hash-ptr */
 	double schedstat_ns;            /* one pread of schedstat (best of 5) */
+	double traced_read_ns;          /* the same with the events recorded */
 };
 
 struct attr_shared *attr_shared_new(void);
