@@ -28,7 +28,9 @@ bool attr_add_wait(struct attr_fault *f, const struct lt_wait *w)
 	uint64_t b = clip(w->begin_ns, f->start_ns, end);
 	uint64_t e = clip(w->end_ns, f->start_ns, end);
 	uint64_t k = w->wake_ns >= w->begin_ns && w->wake_ns ? clip(w->wake_ns, b, e) : e;
-	bool spin = !w->classified && (w->flags & LCB_F_MUTEX);
+	/* no stack: a mutex that only spun (LCB_F_MUTEX, printed as
+	 * nothing by 6.1.192: flags 0; every other begin gets a stack) */
+	bool spin = !w->classified && (!w->flags || (w->flags & LCB_F_MUTEX));
 	enum lt_lock lock = spin ? LT_FAULT_MUTEX : w->lock;
 
 	if (w->pid != f->pid || e <= b)
@@ -39,6 +41,7 @@ bool attr_add_wait(struct attr_fault *f, const struct lt_wait *w)
 		struct attr_wait *a = &f->waits[f->nwaits];
 
 		a->lock = lock;
+		a->addr = w->addr;
 		a->start_ns = b;
 		a->ns = k - b;
 		a->runnable_ns = e - k;

@@ -27,6 +27,7 @@
  */
 struct attr_wait {
 	enum lt_lock lock;
+	uint64_t addr;                  /* the lock's address */
 	uint64_t start_ns, ns, runnable_ns;
 	char site[40];
 };
@@ -58,9 +59,10 @@ bool schedstat_parse(const char *s, uint64_t *cpu_ns, uint64_t *wait_ns);
 
 /*
  * Add w to f if it overlaps f's window (clipped, split at its wakeup);
- * true if it did.  A mutex wait without a stack (a lockdep kernel's
- * mutex_lock that only spun: its stack is not taken, locktrace.h) inside
- * a fault is the fault mutex, the one mutex of the hugetlb fault path.
+ * true if it did.  A mutex wait without a stack (a lockdep kernel's mutex
+ * that only spun: its stack is not taken, locktrace.h; 6.1.192 prints its
+ * flags as nothing) inside a fault is the fault mutex, the one mutex of
+ * the hugetlb fault path.
  */
 bool attr_add_wait(struct attr_fault *f, const struct lt_wait *w);
 

@@ -235,10 +235,27 @@ static enum lt_lock site_lock(unsigned int flags, const char *f)
 	return LT_OTHER;
 }
 
+/*
+ * The lock's kind from its implementation's frames: the printed flags
+ * cannot be trusted (6.1.192 prints "(flags=)" for a mutex's
+ * LCB_F_MUTEX, while the event filter sees the value).
+ */
+static unsigned int frame_flags(const char *f)
+{
+	if (!strncmp(f, "__mutex_lock", 12) || !strncmp(f, "mutex_lock", 10))
+		return LCB_F_MUTEX;
+	if (!strncmp(f, "rwsem_down_read", 15) || !strncmp(f, "down_read", 9))
+		return LCB_F_READ;
+	if (!strncmp(f, "rwsem_down_write", 16) || !strncmp(f, "down_write", 10))
+		return LCB_F_WRITE;
+	return 0;
+}
+
 enum lt_lock lt_classify(unsigned int flags, const char *const *frames, int n,
 			 char *site, size_t len)
 {
 	for (int i = 0; i < n; i++) {
+		flags |= frame_flags(frames[i]);
 		if (lock_frame(frames[i]))
 			continue;
 		snprintf(site, len, "%s", frames[i]);

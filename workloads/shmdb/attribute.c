@@ -8,6 +8,7 @@
  * disruptor's log, and writes the one result document.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,6 +395,8 @@ static void trace_json(struct json *j, const struct attr_trace *t)
 
 static void waits_json(struct json *j, const struct attr_fault *f)
 {
+	char addr[24];
+
 	json_key(j, "lock_ns");
 	json_obj_begin(j);
 	for (int i = 0; i < LT_NLOCKS; i++)
@@ -407,6 +410,8 @@ static void waits_json(struct json *j, const struct attr_fault *f)
 		json_obj_begin(j);
 		json_kv_str(j, "lock", lt_lock_names[f->waits[i].lock]);
 		json_kv_str(j, "site", f->waits[i].site);
+		snprintf(addr, sizeof(addr), "%#" PRIx64, f->waits[i].addr);
+		json_kv_str(j, "addr", addr);
 		json_kv_uint(j, "start_ns", f->waits[i].start_ns);
 		json_kv_uint(j, "ns", f->waits[i].ns);
 		json_kv_uint(j, "runnable_ns", f->waits[i].runnable_ns);

@@ -104,6 +104,12 @@ static void test_mutex_without_stack(void **state)
 	assert_true(attr_add_wait(&f, &w));
 	assert_true(f.lock_ns[LT_FAULT_MUTEX] == 100 && f.lock_ns[LT_OTHER] == 0);
 	assert_string_equal(f.waits[0].site, ATTR_SPIN_SITE);
+	/* flags printed as nothing (6.1.192's mutex) */
+	w.flags = 0;
+	assert_true(attr_add_wait(&f, &w));
+	assert_true(f.lock_ns[LT_FAULT_MUTEX] == 200);
+	assert_int_equal(f.nwaits, 2);
+	f.nwaits = 1;
 	/* a rwsem without a stack stays other; a named mutex keeps its name */
 	w.flags = LCB_F_READ;
 	assert_true(attr_add_wait(&f, &w));
@@ -113,7 +119,7 @@ static void test_mutex_without_stack(void **state)
 	w.flags = LCB_F_MUTEX;
 	w.site = "seq_read_iter";
 	assert_true(attr_add_wait(&f, &w));
-	assert_true(f.lock_ns[LT_OTHER] == 150 && f.lock_ns[LT_FAULT_MUTEX] == 100);
+	assert_true(f.lock_ns[LT_OTHER] == 150 && f.lock_ns[LT_FAULT_MUTEX] == 200);
 }
 
 static void test_add_wait_bounded(void **state)

@@ -32,6 +32,10 @@ static void test_parse_lines(void **state)
 	assert_int_equal(lt_parse_line("shmdb-9 [000] ..... 7.5: contention_end: 1f (ret=0)", &l),
 			 LT_L_END);
 	assert_true(l.addr == 0x1f && l.ts_ns == 7500000000ull);
+	/* what 6.1.192 prints for a mutex */
+	assert_int_equal(lt_parse_line("sh-86 [000] ...1. 2.726554: contention_begin: "
+				       "ffffffff8238d4e0 (flags=)", &l), LT_L_BEGIN);
+	assert_int_equal(l.flags, 0);
 	assert_int_equal(lt_parse_line("shmdb-9 [000] d..1. 7.500001: <stack trace>", &l),
 			 LT_L_STACK);
 	assert_int_equal(lt_parse_line(" => hugetlb_fault+0x5e1/0x9a0", &l), LT_L_FRAME);
@@ -101,6 +105,9 @@ static void test_classify(void **state)
 	assert_string_equal(site, "hugetlb_fault");
 	assert_int_equal(classify(LCB_F_WRITE, lib, 3, site), LT_OTHER);
 	assert_string_equal(site, "some_fs_op");
+	/* 6.1.192 prints a mutex's flags as "(flags=)": its frames say mutex */
+	assert_int_equal(classify(0, mutex, 4, site), LT_FAULT_MUTEX);
+	assert_int_equal(classify(0, immap, 4, site), LT_FAULT_RWSEM);
 	assert_int_equal(classify(LCB_F_READ, only, 2, site), LT_OTHER);
 	assert_string_equal(site, "?");
 	assert_int_equal(classify(LCB_F_READ, vma, 0, site), LT_OTHER);
