@@ -131,28 +131,27 @@ ATTR_RUNS = [n for n in fixture_runs() if n.startswith("attr-")]
 @pytest.mark.parametrize("name", ATTR_RUNS)
 def test_fixture_attribution_golden(name):
     """The breakdown of the committed real run, against its golden
-    summary.json (written by make golden, reviewed), and what the run
-    must show whatever the figures: i_mmap-mode faults wait on
-    i_mmap_rwsem and never on the VMA lock."""
-    from hugelab_report import rundir
+    summary.json (written by make golden, reviewed), and what such a run
+    must show whatever the figures: the parts add up to the latency, and
+    with hugetlb_fault_lock=i_mmap the faults wait on i_mmap_rwsem, more
+    than on the VMA lock and far more than the vma run's faults do."""
+    from hugelab_report import rundir, summary
     run = rundir.load(os.path.join(FIXTURES, name))
     got = json.loads(json.dumps(at.analyse(run)))
     golden = load_json(os.path.join(FIXTURES, name, "golden",
                                     "summary.json"))["attribution"]
-    from hugelab_report import summary
     assert summary.clean(got) == golden
     assert got["rows"], "no attributed result in %s" % name
+    ten = {}
     for r in got["rows"]:
-        ten = r["over"]["10ms"]
-        assert r["traced"] and ten["count"] > 0
-        parts = (ten["runqueue_ns"] + ten["cpu_ns"] +
-                 sum(ten["lock_ns"].values()) + ten["unexplained_ns"])
-        assert parts == ten["latency_ns"]
-        if r["lock"] == "i_mmap":
-            assert ten["lock_ns"]["i_mmap_rwsem"] > 0
-            assert ten["lock_ns"]["hugetlb VMA lock"] == 0
-
-
-def test_a_fault_at_a_threshold_counts():
-    b = at.breakdown([fault(10 * MS), fault(1000 * MS)], [])
-    assert [b[k]["count"] for k, _ in at.THRESHOLDS] == [2, 1, 1, 0]
+        t = ten[r["lock"]] = r["over"]["10ms"]
+        assert r["traced"] and t["count"] > 0
+        parts = (t["runqueue_ns"] + t["cpu_ns"] +
+                 sum(t["lock_ns"].values()) + t["unexplained_ns"])
+        assert parts == t["latency_ns"]
+    if "i_mmap" in ten:
+        im = ten["i_mmap"]["lock_ns"]
+        assert im["i_mmap_rwsem"] > im["hugetlb VMA lock"]
+        if "vma" in ten:
+            assert im["i_mmap_rwsem"] > 10 * ten["vma"]["lock_ns"][
+                "i_mmap_rwsem"]
