@@ -7,8 +7,8 @@ import json
 import os
 import sys
 
-from . import (headline, junit, latency, model, plots, postgres, savings,
-               summary)
+from . import (attribution, headline, junit, latency, model, plots,
+               postgres, savings, summary)
 from .fmt import (count_range, human_bytes, ns, num, page_size, pair,
                   params_text, pct, ratio, secs, sig3, verdict_text)
 from .latest import RUNS_DIR, LatestError, update_latest
@@ -556,6 +556,90 @@ def _cdf_figures(s, lat):
                  % model.MODE_TITLES[m])
 
 
+def attribution_sections(att):
+    """The long faults' breakdown (shmdb --attribute): one row per
+    attributed result and threshold."""
+    rows = att["rows"]
+    if not rows:
+        return []
+    s = Section("Long faults: where the time went")
+    s.para("Faulting first accesses (shmdb --count-faults) of 10 ms and "
+           "more, recorded with --attribute: run-queue wait and time on "
+           "a CPU from the session's /proc/thread-self/schedstat around "
+           "the access; time blocked on each lock from the kernel's "
+           "lock:contention_begin/end events (the lock named from the "
+           "stack of its first sleeping wait), up to the waiter's "
+           "wakeup: the time from the wakeup to the lock is a wait for a "
+           "CPU, counted in the run-queue wait.  Each cell: mean per "
+           "fault (share of the faults' latency).  Unexplained = latency "
+           "- run queue - on CPU - lock waits: off a CPU but not on a "
+           "traced lock (a page lock, memory allocation, I/O), negative "
+           "where a waiter preempted before it slept counted twice.  "
+           "Holder: the disruptor operation whose interval overlaps the "
+           "fault's longest lock wait (of 1 ms or more) most ('%s': the "
+           "waits overlap none, e.g. another fault held the fault "
+           "mutex; '%s': none of 1 ms)." % (attribution.NO_OP,
+                                            attribution.NO_WAIT))
+    table = []
+    for r in rows:
+        for label, _ in attribution.THRESHOLDS:
+            o = r["over"][label]
+            if o["count"]:
+                table.append(_attribution_row(r, label, o))
+    s.table(["guest", "experiment", "lock", "faults", "count", "mean",
+             "max", "run queue", "on CPU"] + list(attribution.LOCKS) +
+            ["unexplained", "holder"], table,
+            "Faults over 10 ms / 100 ms / 1 s / 2 s per fault-lock mode")
+    for r in rows:
+        notes = _attribution_notes(r)
+        if notes:
+            s.para("%s/%s: %s." % (r["guest"], r["experiment"],
+                                   "; ".join(notes)))
+    return [s]
+
+
+THRESHOLD_TITLES = {"10ms": "≥ 10 ms", "100ms": "≥ 100 ms", "1s": "≥ 1 s",
+                    "2s": "≥ 2 s"}
+
+
+def _share(total, n, whole):
+    if total is None:
+        return "not traced"
+    return "%s (%s %%)" % (ns(total / n), sig3(100.0 * total / whole)
+                           if whole else "n/a")
+
+
+def _attribution_row(r, label, o):
+    n, whole = o["count"], o["latency_ns"]
+    locks = o["lock_ns"] or {}
+    holders = o["holders"]
+    return ([r["guest"], r["experiment"], r["lock"],
+             THRESHOLD_TITLES[label], n, ns(whole / n), ns(o["max_ns"]),
+             _share(o["runqueue_ns"], n, whole),
+             _share(o["cpu_ns"], n, whole)] +
+            [_share(locks.get(k) if o["lock_ns"] is not None else None,
+                    n, whole) for k in attribution.LOCKS] +
+            [_share(o["unexplained_ns"], n, whole),
+             "not traced" if holders is None else ", ".join(
+                 "%s %d" % kv for kv in sorted(
+                     holders.items(), key=lambda kv: (-kv[1], kv[0])))])
+
+
+def _attribution_notes(r):
+    notes = []
+    if not r["traced"]:
+        notes.append("lock waits not traced (%s)" % (
+            r["trace_error"] or "no reason given"))
+    if r["lost_events"]:
+        notes.append("%s trace events lost: lock waits are incomplete"
+                     % num(r["lost_events"]))
+    if r["dropped"]:
+        notes.append("%s faults over %s not recorded (the first %s were)"
+                     % (num(r["dropped"]), ns(r["min_latency_ns"]),
+                        num(r["kept"])))
+    return notes
+
+
 def correctness_sections(cor, pv):
     out = []
     s = Section("Correctness")
@@ -714,6 +798,7 @@ def sections(an):
             savings_sections(an["savings"]) +
             postgres_sections(an["postgres"]) +
             latency_sections(an["latency"]) +
+            attribution_sections(an["attribution"]) +
             correctness_sections(an["correctness"], an["provenance"]) +
             checks_section(an) +
             provenance_sections(an["provenance"]))

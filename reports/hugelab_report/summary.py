@@ -6,8 +6,8 @@ a platform's arithmetic."""
 
 import math
 
-from . import (VERSION, correctness, headline, latency, postgres,
-               provenance, savings)
+from . import (VERSION, attribution, correctness, headline, latency,
+               postgres, provenance, savings)
 
 SCHEMA = "hugelab.summary/1"
 
@@ -51,6 +51,7 @@ def analyse(run, tolerance=0.25):
         "provenance": provenance.analyse(run),
         "savings": {k: v for k, v in sav.items() if k != "checks"},
         "latency": lat,
+        "attribution": attribution.analyse(run),
         "correctness": {"guests": cor["guests"]},
         "postgres": pg,
         "checks": checks,

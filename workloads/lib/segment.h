@@ -69,6 +69,7 @@ struct cfg {
 	bool populate;                  /* 4 KiB: sessions MADV_POPULATE_READ (the prefault helper: _WRITE) */
 	bool prefault;                  /* helper fills the segment first */
 	bool count_faults;              /* tell faulting accesses apart (getrusage) */
+	bool attribute;                 /* --attribute: where long faults' time went */
 	bool quiet;
 	bool duration_set;              /* --duration or --duration-ms given */
 	uint64_t teardown_timeout_s;    /* bound of every teardown wait */

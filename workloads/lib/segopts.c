@@ -68,6 +68,10 @@ void cfg_usage(FILE *f)
 "  --no-prefault                       sessions allocate (zero) the pages themselves\n"
 "  --count-faults                      record the latency of first accesses that\n"
 "                                      page-faulted (ru_minflt) separately\n"
+"  --attribute                         with --count-faults: for each fault of 10 ms\n"
+"                                      or more, its run-queue wait, its lock waits\n"
+"                                      per lock (tracefs lock:contention_*) and the\n"
+"                                      disruptor operation (README.md)\n"
 "  --out FILE                          JSON output (default stdout)\n"
 "  --teardown-timeout-s S              bound of every teardown wait (default 60);\n"
 "                                      then the JSON names the stuck processes\n"
@@ -122,7 +126,8 @@ static int opt_choice(const char *name, const char *v, const char *const *names,
 enum { O_BACKING = 256, O_PAGE, O_SIZE, O_PLACE, O_SESS, O_ATTACH,
        O_DUR, O_DURMS, O_TXN, O_WPCT, O_BUF, O_DIS, O_DISINT, O_DISLEN,
        O_SEED, O_ACTIVE, O_ADDR, O_HDIR, O_NOPOP, O_NOPRE, O_CNTF, O_OUT,
-       O_QUIET, O_HELP, O_TEARDOWN, O_CHECK, O_SHAPE, O_TOUCH, O_MAP };
+       O_QUIET, O_HELP, O_TEARDOWN, O_CHECK, O_SHAPE, O_TOUCH, O_MAP,
+       O_ATTR };
 
 static const struct option long_opts[] = {
 	{ "backing", 1, NULL, O_BACKING }, { "page-size", 1, NULL, O_PAGE },
@@ -138,7 +143,8 @@ static const struct option long_opts[] = {
 	{ "address", 1, NULL, O_ADDR }, { "hugetlbfs-dir", 1, NULL, O_HDIR },
 	{ "no-populate", 0, NULL, O_NOPOP },
 	{ "no-prefault", 0, NULL, O_NOPRE },
-	{ "count-faults", 0, NULL, O_CNTF }, { "out", 1, NULL, O_OUT },
+	{ "count-faults", 0, NULL, O_CNTF }, { "attribute", 0, NULL, O_ATTR },
+	{ "out", 1, NULL, O_OUT },
 	{ "quiet", 0, NULL, O_QUIET }, { "help", 0, NULL, O_HELP },
 	{ "teardown-timeout-s", 1, NULL, O_TEARDOWN },
 	{ "check", 0, NULL, O_CHECK }, { "guest-shape", 1, NULL, O_SHAPE },
@@ -175,6 +181,7 @@ static const struct {
 	{ O_NOPOP, offsetof(struct cfg, populate), false },
 	{ O_NOPRE, offsetof(struct cfg, prefault), false },
 	{ O_CNTF, offsetof(struct cfg, count_faults), true },
+	{ O_ATTR, offsetof(struct cfg, attribute), true },
 	{ O_QUIET, offsetof(struct cfg, quiet), true },
 	{ O_CHECK, offsetof(struct cfg, check), true },
 	{ O_HELP, offsetof(struct cfg, help), true },
@@ -327,6 +334,8 @@ static int check_run(const struct cfg *c, char *err, size_t errlen)
 
 	if (c->active > c->sessions)
 		BAD("--active %" PRIu64 ": more than the %" PRIu64 " sessions", c->active, c->sessions);
+	if (c->attribute && !c->count_faults)
+		BAD("--attribute needs --count-faults (it attributes the faulting first accesses)");
 	if (c->active && !c->duration_ms)
 		BAD("--active needs a --duration (mappers sleep until the run's end)");
 	if (c->skewed && c->page_size == G)

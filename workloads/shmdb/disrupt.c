@@ -151,15 +151,18 @@ static void disrupt_one(const struct cfg *c, const struct seg *s, struct ctl *ct
 {
 	uint64_t len = c->disrupt_len;
 	uint64_t off = (rng_next(rng) % (c->size / len)) * len;
-	uint64_t t0;
+	uint64_t t0, m0, seq;
 
 	if (op == OP_TRUNCATE)
 		off = c->size - len;
 	__atomic_store_n(&ctl->op_cur, (uint32_t)op, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
+	seq = __atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
+	m0 = ctl->attr ? now_ns() : 0;  /* --attribute: the log, CLOCK_MONOTONIC */
 	t0 = fast_ns();
 	do_op(c, s, ctl, base, op, off, len);
 	hist_insert(dur, fast_ns() - t0);
+	if (ctl->attr)
+		attr_log_op(ctl->attr, (uint32_t)op, seq, m0, now_ns());
 	__atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
 }
 

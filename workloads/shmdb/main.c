@@ -170,6 +170,7 @@ static struct ctl *ctl;
 static struct fleet fleet;              /* the sessions, then the disruptor */
 static struct stuck stuck;
 static uint32_t disruptor_idx = UINT32_MAX;
+static struct attr_trace atrace;        /* --attribute */
 
 /*
  * Test-only (README.md, "Test hooks"): HUGELAB_TEST_STUCK_SESSION=1 makes
@@ -328,6 +329,8 @@ static void make_ctl(void)
 			      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (ctl->committed == MAP_FAILED)
 		bad("mmap committed versions: %s", strerror(errno));
+	if (c.attribute && !(ctl->attr = attr_shared_new()))
+		bad("mmap the attribution records: %s", strerror(errno));
 	hist_init(&ctl->attach);
 	hist_init(&ctl->attach_cpu);
 	hist_init(&ctl->faulting);
@@ -501,6 +504,9 @@ static bool run_phase(void)
 
 	if (c.duration_ms)
 		ctl->deadline_ns = fast_ns() + c.duration_ms * 1000000ull;
+	if (ctl->attr)
+		attr_trace_start(&atrace);
+	note("run started: %" PRIu64 " ms", c.duration_ms);
 	fleet_release(&fleet, PH_RUN);
 	fleet.stall_ns = c.duration_ms ? 0 : td;
 	ok = fleet_wait(&fleet, PH_RUN, n, c.duration_ms ? t + c.duration_ms * 1000000ull : 0,
@@ -508,6 +514,8 @@ static bool run_phase(void)
 	/* the rate is over the run until stop, not the sessions' exit */
 	r.run_s = (double)(now_ns() - t) / 1e9;
 	stop_sessions();
+	if (ctl->attr)
+		attr_trace_stop(&atrace);
 	fleet.stall_ns = 0;
 	if (ok)
 		ok = fleet_wait(&fleet, PH_RUN, n, now_ns() + td,
@@ -614,6 +622,7 @@ static int write_report(void)
 	memcpy(r.hp_before, hp_before, sizeof(hp_before));
 	r.failures = &failures;
 	r.stuck = &stuck;
+	r.attr_trace = ctl->attr ? &atrace : NULL;
 	if (outfile_end(&outf, out, !report_json(out, &c, &s, ctl, &r, &k))) {
 		fprintf(stderr, "shmdb: error writing the JSON document%s%s\n",
 			c.out ? " to " : "", c.out ? c.out : "");
@@ -634,6 +643,10 @@ int main(int argc, char **argv)
 	if (seg_create(&c, &s, err, sizeof(err)))
 		bad("%s", err);
 	/* from here on every exit path writes the JSON */
+	if (ctl->attr) {        /* before any fork: traces our descendants */
+		attr_trace_setup(&atrace, getpid());
+		attr_measure(&atrace);
+	}
 	if (c.prefault && !got_signal)
 		prefault();
 	r.pt_start = fleet_meminfo_settled("PageTables");
@@ -642,6 +655,8 @@ int main(int argc, char **argv)
 	ok = attach_phase() && run_phase();
 	reap_all(ok);
 	teardown_checks(ok);
+	if (ctl->attr)
+		attr_trace_collect(&atrace, ctl->attr);
 	rc = write_report();
 	note("status %s: %" PRIu64 " transactions in %.2f s, %d failures", r.status,
 	     ctl->txns, r.run_s, failures.n);

@@ -46,6 +46,7 @@ static void config_json(const struct doc *d)
 	json_kv_bool(j, "populate", c->populate);
 	json_kv_bool(j, "prefault", c->prefault);
 	json_kv_bool(j, "count_faults", c->count_faults);
+	json_kv_bool(j, "attribute", c->attribute);
 	json_kv_str(j, "hugetlbfs_dir", c->backing == B_HUGETLBFS ? d->s->hugetlbfs_dir : NULL);
 	json_kv_uint(j, "teardown_timeout_s", c->teardown_timeout_s);
 	json_kv_str(j, "shmem_enabled", d->r->shmem_enabled[0] ? d->r->shmem_enabled : NULL);
@@ -362,6 +363,8 @@ bool report_json(FILE *f, const struct cfg *c, const struct seg *s,
 	disruptor_json(&d);
 	overhead_json(&d);
 	errors_json(&d);
+	if (r->attr_trace)
+		attr_json(&j, r->attr_trace, ctl->attr);
 	stuck_json(&j, r->stuck);
 	json_obj_end(&j);
 	return json_finish(&j) != 0;

@@ -44,6 +44,7 @@ struct results {
 	struct hp_counts hp_before[MAX_SIZES];
 	const struct failures *failures;
 	const struct stuck *stuck;
+	const struct attr_trace *attr_trace;    /* --attribute, else NULL */
 };
 
 /* Writes the document to f; true when writing failed. */

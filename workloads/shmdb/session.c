@@ -69,6 +69,7 @@ static struct {
 	struct hist first_touch, txn, access, faulting;
 	struct hist dis_txn[NOPS], dis_access[NOPS], dis_faulting[NOPS];
 	uint64_t txns, reads, writes, resets, retries, sigbus, verify_errors;
+	uint32_t id;                    /* this session */
 } L;
 
 static sigjmp_buf jb;
@@ -207,13 +208,46 @@ enum dbbuf_state session_verify(const struct ctl *ctl, const volatile uint64_t *
 	return DBBUF_BAD;
 }
 
-/* Minor faults of this process so far (sessions are single-threaded). */
-static long minflt(void)
+/* Minor faults of this process so far (sessions are single-threaded);
+ * *cs its context switches (voluntary and not). */
+static long minflt_cs(long *cs)
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
+	if (cs)
+		*cs = ru.ru_nvcsw + ru.ru_nivcsw;
 	return ru.ru_minflt;
+}
+
+static long minflt(void)
+{
+	return minflt_cs(NULL);
+}
+
+/*
+ * --attribute: schedstat as of the last read, and the context switches
+ * then.  A thread not switched out since has not waited on a run queue
+ * (run_delay grows only when it is switched back in) and has been on its
+ * CPU all along, so the read is skipped: one pread per switch, not per
+ * transaction.
+ */
+static struct {
+	long cs;
+	uint64_t cpu, rq, t;
+} S = { .cs = -1 };
+
+static void sched_at_start(uint64_t *cpu0, uint64_t *rq0, long cs)
+{
+	uint64_t now = fast_ns();
+
+	if (cs != S.cs) {
+		attr_sched(&S.cpu, &S.rq);
+		S.cs = cs;
+		S.t = now;
+	}
+	*rq0 = S.rq;
+	*cpu0 = S.cpu + (now - S.t);
 }
 
 /*
@@ -233,6 +267,7 @@ static struct {
 	long mf0;                       /* --count-faults: minor faults at tf0 */
 	uint64_t tf0, excl;             /* its start; getrusage time inside [t0, t2] */
 	bool faulted;
+	uint64_t rq0, cpu0;             /* --attribute: schedstat before tf0 */
 } T;
 
 enum { TXN_DONE, TXN_RETRY, TXN_WRITE };
@@ -257,21 +292,62 @@ static void txn_begin(const struct cfg *c, struct ctl *ctl, char *base, uint64_t
 		 * starts after this call (t0 = tf0), and the second call, after
 		 * the first access, is subtracted (excl).
 		 */
-		T.mf0 = minflt();
+		long cs;
+
+		T.mf0 = minflt_cs(&cs);
+		if (ctl->attr)
+			sched_at_start(&T.cpu0, &T.rq0, cs);
 		T.tf0 = fast_ns();
 		T.t0 = T.tf0;
 	}
 }
 
-/* The first access (may fault); only the first counts (the buffer is in one page). */
-static void txn_first_access(const struct cfg *c)
+/*
+ * --attribute: a first access of ATTR_MIN_NS or more reads schedstat at
+ * once (the window's run-queue wait and CPU time: against the values at
+ * tf0, sched_at_start) and, if it faulted, is kept with its CLOCK_MONOTONIC start
+ * (clock_gettime only here: the TSC's calibration drifts over a run) and
+ * the disruptor's op_seq.
+ */
+static void txn_keep_fault(struct ctl *ctl, uint64_t cpu1, uint64_t rq1)
 {
+	struct attr_fault f = { .session = L.id, .pid = (uint32_t)getpid(), .op = -1 };
+	uint64_t mono = now_ns();
+
+	f.latency_ns = T.t1 - T.tf0;
+	f.start_ns = mono - (fast_ns() - T.t1) - f.latency_ns;
+	/* cpu0 is an estimate (the last read plus the time since): never
+	 * below 0 */
+	f.runqueue_ns = rq1 > T.rq0 ? rq1 - T.rq0 : 0;
+	f.cpu_ns = cpu1 > T.cpu0 ? cpu1 - T.cpu0 : 0;
+	f.op_seq_start = T.s0;
+	f.op_seq_end = __atomic_load_n(&ctl->op_seq, __ATOMIC_ACQUIRE);
+	if (f.op_seq_start & 1)
+		f.op = (int32_t)T.op0;
+	else if (f.op_seq_end != f.op_seq_start)
+		f.op = (int32_t)__atomic_load_n(&ctl->op_cur, __ATOMIC_RELAXED);
+	attr_keep(ctl->attr, &f);
+}
+
+/* The first access (may fault); only the first counts (the buffer is in one page). */
+static void txn_first_access(const struct cfg *c, struct ctl *ctl)
+{
+	uint64_t cpu1 = 0, rq1 = 0;
+	bool keep;
+
 	(void)T.w[0];
 	if (T.t1)
 		return;
 	T.t1 = fast_ns();
 	if (c->count_faults) {
+		keep = ctl->attr && T.t1 - T.tf0 >= ATTR_MIN_NS;
+		if (keep) {
+			attr_sched(&cpu1, &rq1);
+			S.cs = -1;      /* the start of the next must read it */
+		}
 		T.faulted = minflt() != T.mf0;
+		if (keep && T.faulted)
+			txn_keep_fault(ctl, cpu1, rq1);
 		T.excl = fast_ns() - T.t1;
 	}
 }
@@ -382,7 +458,7 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 		wait_loss_done(ctl);
 	}
 	jb_armed = 1;
-	txn_first_access(c);
+	txn_first_access(c, ctl);
 	if (!T.locked) {
 		latch_lock(T.lat);
 		T.locked = true;
@@ -395,6 +471,8 @@ static void txn(const struct cfg *c, struct ctl *ctl, char *base,
 
 static void publish(struct ctl *ctl)
 {
+	if (ctl->attr)
+		attr_publish(ctl->attr);
 	hist_merge_atomic(&ctl->first_touch, &L.first_touch);
 	hist_merge_atomic(&ctl->txn, &L.txn);
 	hist_merge_atomic(&ctl->access, &L.access);
@@ -427,6 +505,8 @@ static void session_init(struct ctl *ctl)
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigaction(SIGBUS, &sa, NULL);
 	signal(SIGINT, SIG_IGN);        /* the coordinator handles ^C */
+	if (ctl->attr)
+		attr_session_init();
 	hist_init(&L.first_touch);
 	hist_init(&L.txn);
 	hist_init(&L.access);
@@ -499,6 +579,7 @@ void session_main(const struct cfg *c, const struct seg *s, struct ctl *ctl,
 {
 	char *base;
 
+	L.id = id;
 	session_init(ctl);
 	arrive(ctl, PH_INIT, id);
 	wait_phase(ctl, PH_ATTACH);

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 
+#include "attribute.h"
 #include "dbbuf.h"
 #include "fleet.h"
 #include "hist.h"
@@ -65,6 +66,7 @@ struct ctl {
 	 * session_buffers() entries made before the fork.
 	 */
 	uint32_t *committed;
+	struct attr_shared *attr;       /* --attribute (attribute.h), else NULL */
 };
 
 /* session.c */

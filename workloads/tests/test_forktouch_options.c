@@ -41,6 +41,7 @@ static void test_bad(void **state)
 		{ "--write-pct 0", "--write-pct: not a forktouch option" },
 		{ "--active 3", "--active: not a forktouch option" },
 		{ "--count-faults", "--count-faults: not a forktouch option" },
+		{ "--attribute", "--attribute: not a forktouch option" },
 		{ "--bogus", "--bogus: not a forktouch option" },
 		/* shmdb's own checks, with shmdb's messages */
 		{ "--address 0", "from 0x100000000" },

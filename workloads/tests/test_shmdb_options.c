@@ -108,6 +108,8 @@ static void test_bad_inputs(void **state)
 		{ "--duration 0", "--duration 0 needs --txn-count" },
 		{ "--active 5 --sessions 4", "--active 5: more than the 4 sessions" },
 		{ "--active 2 --txn-count 5", "--active needs a --duration" },
+		{ "--attribute --backing memfd --disrupt punch", "--attribute needs --count-faults" },
+		{ "--attribute=1 --count-faults", "unknown option --attribute=1" },
 		{ "--sessions 0", "--sessions: '0' is not an integer in [1, 100000]" },
 		{ "--sessions 100001", "--sessions" },
 		{ "--seed -1", "--seed" },
@@ -153,6 +155,7 @@ static void test_good_inputs(void **state)
 		{ "--txn-count 10 --duration-ms 250", DEFAULT_BASE, 250, 10 },
 		{ "--seed 219525303 --backing memfd --disrupt punch", DEFAULT_BASE, 5000, 0 },
 		{ "--hugetlbfs-dir /mnt --backing hugetlbfs", DEFAULT_BASE, 5000, 0 },
+		{ "--count-faults --attribute --backing memfd --disrupt punch", DEFAULT_BASE, 5000, 0 },
 	};
 	char err[512];
 	struct cfg c;
@@ -164,6 +167,7 @@ static void test_good_inputs(void **state)
 		assert_true(c.base == rows[i].base);
 		assert_true(c.duration_ms == rows[i].duration_ms);
 		assert_true(c.txn_count == rows[i].txn_count);
+		assert_true(c.attribute == (strstr(rows[i].args, "--attribute") != NULL));
 	}
 }
 
