@@ -287,3 +287,103 @@ def test_boot_wait_timeout_and_stopped(tmp_path):
         assert doc["state"] == "stopped" and doc["after_s"] < 10
     finally:
         stop()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_vanished_play_records_a_dropped_guest(tmp_path):
+    """playbooks/vanished.yml (site.yml imports it after the guests play):
+    a guest that Ansible dropped unreachable (here: a ping to a closed
+    port, no ignore_unreachable) gets status unreachable, its console
+    excerpt, a failure and its batch end; a guest with a status and one
+    that began no stage are left alone; collect would list the dropped
+    one."""
+    gdir = tmp_path / "guests"
+    (gdir / "hl-gone").mkdir(parents=True)
+    (gdir / "hl-gone" / "console.log").write_text(
+        "[    0.0] Linux version 6.1\nDebian GNU/Linux 12 hl-gone ttyS0\n"
+        "[  99.1] BUG: soft lockup - CPU#0 stuck for 22s!\n")
+    inv = {"all": {
+        "vars": {"guest_console_tail_lines": 400,
+                 "guest_console_excerpt_lines": 30,
+                 "console_fail_patterns": ["Kernel panic", "BUG:"],
+                 "guest_dir": str(gdir)},
+        "children": {
+            "hypervisors": {"hosts": {"localhost": {
+                "ansible_connection": "local",
+                "libvirt_uri": "qemu:///session?socket=%s"
+                % (tmp_path / "no-libvirt")}}},
+            "guests": {"hosts": {
+                "hl-gone": {"ansible_host": "127.0.0.1",
+                            "ansible_port": free_port(),
+                            "ansible_ssh_common_args":
+                            "-o ConnectTimeout=3 "
+                            "-o StrictHostKeyChecking=no",
+                            "hypervisor": "localhost",
+                            "domain_name": "hl-gone"},
+                "hl-fine": {"ansible_connection": "local",
+                            "hypervisor": "localhost",
+                            "domain_name": "hl-fine"},
+                "hl-idle": {"ansible_connection": "local",
+                            "hypervisor": "localhost",
+                            "domain_name": "hl-idle"}}}}}}
+    (tmp_path / "hosts.yml").write_text(json.dumps(inv))
+    out = tmp_path / "out.json"
+    (tmp_path / "play.yml").write_text(json.dumps([
+        {"name": "guests", "hosts": "hl-gone:hl-fine",
+         "gather_facts": False, "tasks": [
+             {"ansible.builtin.set_fact": {
+                 "guest_started": True,
+                 "guest_batch": {"index": 0, "started_at": "t0"}}},
+             {"ansible.builtin.set_fact": {"guest_status": "ok"},
+              "when": "inventory_hostname == 'hl-fine'"},
+             {"ansible.builtin.ping": None}]},
+        {"ansible.builtin.import_playbook": os.path.join(
+            TOP, "playbooks", "vanished.yml")},
+        {"name": "out", "hosts": "localhost", "gather_facts": False,
+         "tasks": [{"ansible.builtin.copy": {
+             "dest": str(out),
+             "content": "{{ {'docs': dict(groups['guests'] | zip("
+             "groups['guests'] | map('extract', hostvars)"
+             " | map('lab_pick_rescue'))),"
+             " 'collect': groups['guests'] | lab_collect_guests(hostvars),"
+             " 'outcome': [] | lab_outcome_failures(groups['guests'],"
+             " hostvars)} | to_json }}"}}]}]))
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "pick.py").write_text(
+        "KEYS = ('guest_status', 'guest_failure', 'guest_console_excerpt',"
+        " 'guest_batch')\n\n\n"
+        "class FilterModule(object):\n"
+        "    def filters(self):\n"
+        "        return {'lab_pick_rescue': lambda g: "
+        "{k: g[k] for k in KEYS if k in g}}\n")
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(TOP, "ansible.cfg"),
+               ANSIBLE_FILTER_PLUGINS="%s:%s" % (filters.DIR, plugins),
+               ANSIBLE_STDOUT_CALLBACK="default",
+               ANSIBLE_CALLBACKS_ENABLED="",
+               ANSIBLE_HOST_KEY_CHECKING="False")
+    p = subprocess.run(["ansible-playbook", "-i", str(tmp_path / "hosts.yml"),
+                        str(tmp_path / "play.yml")], cwd=TOP, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 4, p.stdout[-3000:]    # the ping's UNREACHABLE
+    doc = json.loads(out.read_text())
+    gone = doc["docs"]["hl-gone"]
+    assert gone["guest_status"] == "unreachable"
+    assert "dropped by Ansible without a status" in gone["guest_failure"]
+    assert "[  99.1] BUG: soft lockup - CPU#0 stuck for 22s!" in \
+        gone["guest_console_excerpt"]
+    assert gone["guest_batch"]["started_at"] == "t0"
+    assert gone["guest_batch"]["finished_at"].endswith("Z")
+    assert doc["docs"]["hl-fine"] == {"guest_status": "ok",
+                                      "guest_batch": {"index": 0,
+                                                      "started_at": "t0"}}
+    assert doc["docs"]["hl-idle"] == {}
+    assert doc["collect"] == ["hl-gone", "hl-fine"]
+    assert doc["outcome"] == ["hl-gone: guest not ok"]
