@@ -38,7 +38,15 @@ playbooks/tests/test_roles_filters.py).
 - lab_source_version: the source version of the kernels built from a
   linux-source package (inventory/group_vars/all.yml's selftest_src);
 - lab_guest_programs: the programs the guests' experiments run (the run
-  role's builds on the controller).
+  role's builds on the controller);
+- lab_unreachable_msg: the failure of a guest that stopped answering SSH
+  (the install and run roles' checks after their ignore_unreachable tasks);
+- lab_boot_failure, lab_qemu_pidfile: the verdict of the fleet role's
+  boot wait (files/boot-wait: SSH, a kernel panic on the console, the
+  domain gone, or the boot timeout) and the pid file it watches;
+- lab_collect_guests, lab_vanished_guests: the guests of this run (also
+  those that never got a status) and those that vanished without one (the
+  collect role, site.yml's play for guests dropped unreachable).
 """
 import json
 import re
@@ -303,12 +311,16 @@ def ansible_unique(items):
 def lab_outcome_failures(run_failures, guests, hostvars):
     """The failures the run ends on: the collect role's failures, then
     'HOST: guest not ok' of each guest whose guest_status is not 'ok'
-    (guests in the given order), each once, first place kept (as Ansible's
-    unique: case aside)."""
+    (guests in the given order), then 'HOST: did not finish' of each
+    guest that began the guests stage (guest_started) and has no status,
+    each once, first place kept (as Ansible's unique: case aside).  A
+    guest without a status is never counted ok."""
     not_ok = [h + ': guest not ok' for h in guests
               if 'guest_status' in hostvars[h]
               and hostvars[h]['guest_status'] != 'ok']
-    return ansible_unique(list(run_failures) + not_ok)
+    unfinished = [h + ': did not finish'
+                  for h in lab_vanished_guests(guests, hostvars)]
+    return ansible_unique(list(run_failures) + not_ok + unfinished)
 
 
 def lab_teardown_mine(guests, hostvars, hypervisor):
@@ -373,12 +385,20 @@ def lab_failed_experiments(experiments, current, failed):
         'stderr_tail': [failed.get('msg', 'failed')]}]
 
 
+# The text lab_unreachable_msg puts in a failure message, which makes
+# lab_failed_status say 'unreachable'.
+UNREACHABLE = ': unreachable during '
+
+
 def lab_failed_status(status, msg):
     """A failed guest's status when its console shows no panic: its own
-    when not 'ok', else 'timeout' when the failure message says 'timed
-    out', else 'fail'."""
+    when not 'ok', else 'unreachable' when the failure came from a check
+    after a task that found the guest unreachable (lab_unreachable_msg),
+    'timeout' when the failure message says 'timed out', else 'fail'."""
     if status != 'ok':
         return status
+    if UNREACHABLE in str(msg):
+        return 'unreachable'
     return 'timeout' if re.search('timed out', str(msg)) else 'fail'
 
 
@@ -411,6 +431,82 @@ def lab_guest_programs(guests, hostvars):
             if exp not in (None, 'None', 'null')]
 
 
+def lab_unreachable_msg(result, name, what):
+    """'NAME: unreachable during WHAT: MSG' when result (a registered task
+    result, of a task with ignore_unreachable) says the guest did not
+    answer, else ''.  An UNREACHABLE task inside a block is not rescued
+    (ansible-core 2.14 drops the host): the task ignores it and the check
+    after it fails with this message, so the rescue runs."""
+    if not isinstance(result, dict) or not result.get('unreachable'):
+        return ''
+    msg = ' '.join(str(result.get('msg', '')).split())
+    return '%s%s%s: %s' % (name, UNREACHABLE, what, msg or 'no answer')
+
+
+def lab_boot_failure(stdout, name, timeout):
+    """Why a boot failed, from files/boot-wait's JSON line (stdout), or ''
+    when SSH answered.  A panic names the console's panic line; a timeout
+    says 'timed out' (status timeout, lab_failed_status)."""
+    try:
+        doc = json.loads(str(stdout).strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return '%s: the boot wait gave no verdict: %r' % (name, stdout)
+    state, after = doc.get('state'), doc.get('after_s')
+    lines = [ANSI.sub('', str(x)).strip() for x in doc.get('lines') or []]
+    if state == 'ssh':
+        return ''
+    if state == 'panic':
+        return ('%s: kernel panic at boot, on the console %s s after the '
+                'domain started: %s' % (name, after, lines[-1] if lines
+                                        else '?'))
+    if state == 'stopped':
+        return ('%s: the domain stopped %s s after it started, before SSH '
+                'answered (last console line: %s)' % (
+                    name, after, lines[-1] if lines else 'none'))
+    if state == 'timeout':
+        return ('%s: SSH did not answer within %s s: timed out (last '
+                'console line: %s)' % (name, timeout,
+                                       lines[-1] if lines else 'none'))
+    return '%s: the boot wait gave no verdict: %r' % (name, stdout)
+
+
+def lab_qemu_pidfile(uri, name):
+    """libvirt's pid file of domain NAME's QEMU on its hypervisor for a
+    system URI (qemu:///system, qemu+ssh://HOST/system), else '' (the boot
+    wait then does not watch the process)."""
+    path = str(uri).split('?', 1)[0]
+    if path.endswith('/system'):
+        return '/run/libvirt/qemu/%s.pid' % name
+    return ''
+
+
+def started(hostvars, h):
+    return 'guest_started' in hostvars[h] and \
+        str(hostvars[h]['guest_started']).lower() == 'true'
+
+
+def lab_collect_guests(guests, hostvars):
+    """The guests of this run, in the given order as the collect role's
+    old Jinja had them (a --limit leaves others out): those with a
+    verified kernel (guest_kernel_info), then those with a status
+    (guest_status), then those that began the guests stage
+    (guest_started) without either: a guest dropped unreachable before
+    its verification is one of the run's guests (no status: failed)."""
+    kinfo = [h for h in guests if 'guest_kernel_info' in hostvars[h]]
+    status = [h for h in guests if 'guest_status' in hostvars[h]]
+    out = kinfo + [h for h in status if h not in kinfo]
+    return out + [h for h in guests if started(hostvars, h)
+                  and h not in out]
+
+
+def lab_vanished_guests(guests, hostvars):
+    """The guests that began the guests stage (guest_started) and have no
+    status: Ansible dropped them (unreachable outside a checked task), so
+    neither their rescue nor their record ran."""
+    return [h for h in guests if started(hostvars, h)
+            and 'guest_status' not in hostvars[h]]
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -439,4 +535,9 @@ class FilterModule(object):
             'lab_doc_note': lab_doc_note,
             'lab_source_version': lab_source_version,
             'lab_guest_programs': lab_guest_programs,
+            'lab_unreachable_msg': lab_unreachable_msg,
+            'lab_boot_failure': lab_boot_failure,
+            'lab_qemu_pidfile': lab_qemu_pidfile,
+            'lab_collect_guests': lab_collect_guests,
+            'lab_vanished_guests': lab_vanished_guests,
         }

@@ -1,0 +1,389 @@
+"""Guests that fail outside an experiment (issue 30): an unreachable guest
+is rescued (the tasks that talk to a guest ignore UNREACHABLE and a check
+after each fails the guest), a guest Ansible dropped anyway is recorded
+and counted failed, and a panic at boot ends the boot wait at once
+(roles/fleet/files/boot-wait)."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import yaml
+
+import filters
+from test_roles_filters import FakeHostVars, ansible_render
+from test_regress import TOP
+
+F = filters.load("hugelab_roles")
+BOOT_WAIT = os.path.join(TOP, "playbooks", "roles", "fleet", "files",
+                         "boot-wait")
+PANIC = ("[    5.584985] Kernel panic - not syncing: Requested init "
+         "/hugelab-no-such-init failed (error -2).")
+
+
+def test_unreachable_msg_and_status():
+    assert F.lab_unreachable_msg({"changed": False}, "g", "install") == ""
+    assert F.lab_unreachable_msg({"unreachable": False}, "g", "x") == ""
+    assert F.lab_unreachable_msg(None, "g", "x") == ""
+    msg = F.lab_unreachable_msg(
+        {"unreachable": True, "msg": "Failed to connect to the host via\n"
+         "ssh: Connection timed out during banner exchange"},
+        "hl-rs-stop", "install: dpkg -i")
+    assert msg == ("hl-rs-stop: unreachable during install: dpkg -i: "
+                   "Failed to connect to the host via ssh: Connection "
+                   "timed out during banner exchange")
+    # unreachable, although ssh's own message says "timed out"
+    assert F.lab_failed_status("ok", msg) == "unreachable"
+    # a status the guest already has stays (a timeout of an experiment)
+    assert F.lab_failed_status("timeout", msg) == "timeout"
+    # a panic on the console wins (guest-failed.yml: lab_console_status)
+    assert F.lab_console_status([PANIC], "unreachable") == "panic"
+    assert F.lab_unreachable_msg({"unreachable": True}, "g", "x") == \
+        "g: unreachable during x: no answer"
+
+
+def test_boot_failure():
+    ok = json.dumps({"state": "ssh", "after_s": 12.0})
+    assert F.lab_boot_failure(ok, "g", 600) == ""
+    assert F.lab_boot_failure("noise\n" + ok + "\n", "g", 600) == ""
+    panic = json.dumps({"state": "panic", "after_s": 7.1,
+                        "lines": ["[    5.5] Run /sbin/init", PANIC]})
+    msg = F.lab_boot_failure(panic, "hl-rs-bootpanic", 600)
+    assert msg == ("hl-rs-bootpanic: kernel panic at boot, on the console "
+                   "7.1 s after the domain started: " + PANIC)
+    timeout = json.dumps({"state": "timeout", "after_s": 600.3,
+                          "lines": ["\x1b[0mlogin:"]})
+    msg = F.lab_boot_failure(timeout, "g", 600)
+    assert "within 600 s: timed out" in msg and "\x1b" not in msg
+    assert F.lab_failed_status("ok", msg) == "timeout"
+    stopped = json.dumps({"state": "stopped", "after_s": 3, "lines": []})
+    assert "the domain stopped 3 s after it started" in \
+        F.lab_boot_failure(stopped, "g", 600)
+    for bad in ("", "not json", json.dumps({"state": "?"})):
+        assert "no verdict" in F.lab_boot_failure(bad, "g", 600)
+
+
+def test_qemu_pidfile():
+    assert F.lab_qemu_pidfile("qemu:///system", "hl-a") == \
+        "/run/libvirt/qemu/hl-a.pid"
+    assert F.lab_qemu_pidfile(
+        "qemu+ssh://root@127.0.0.1:2222/system?no_verify=1", "b") == \
+        "/run/libvirt/qemu/b.pid"
+    assert F.lab_qemu_pidfile("qemu:///session", "b") == ""
+
+
+# The collect role's collect_guests before lab_collect_guests.
+OLD_COLLECT_GUESTS = (
+    "{{ groups['guests'] | map('extract', hostvars)"
+    " | selectattr('guest_kernel_info', 'defined')\n"
+    "                    | map(attribute='inventory_hostname') | list\n"
+    "                    | union(groups['guests'] | map('extract', hostvars)"
+    " | selectattr('guest_status', 'defined')\n"
+    "                    | map(attribute='inventory_hostname') | list) }}")
+
+GUESTS = {
+    "a": {"inventory_hostname": "a", "guest_status": "ok",
+          "guest_kernel_info": {}, "guest_started": True},
+    "b": {"inventory_hostname": "b", "guest_status": "panic",
+          "guest_started": True},
+    "c": {"inventory_hostname": "c"},
+    "d": {"inventory_hostname": "d", "guest_kernel_info": {}},
+    # dropped unreachable before its verification: no status
+    "e": {"inventory_hostname": "e", "guest_started": True},
+    "f": {"inventory_hostname": "f", "guest_started": "True",
+          "guest_kernel_info": {}},
+}
+
+
+def test_collect_guests_as_old_jinja_plus_dropped():
+    new = yaml.safe_load(open(os.path.join(
+        TOP, "playbooks/roles/collect/defaults/main.yml")))["collect_guests"]
+    for order in (["a", "b", "c", "d"], ["d", "c", "b", "a"], ["c"], []):
+        variables = {"hostvars": GUESTS, "groups": {"guests": order}}
+        old = ansible_render(OLD_COLLECT_GUESTS, variables)
+        assert ansible_render(new, variables) == old
+        assert F.lab_collect_guests(order, FakeHostVars(GUESTS)) == old
+    # the old list left e out: a guest without a status, so the manifest
+    # could say ok
+    variables = {"hostvars": GUESTS, "groups": {"guests": list(GUESTS)}}
+    assert "e" not in ansible_render(OLD_COLLECT_GUESTS, variables)
+    assert ansible_render(new, variables) == ["a", "d", "f", "b", "e"]
+    assert F.lab_collect_failures(["a", "d", "f", "b", "e"], GUESTS) == [
+        "d: did not finish", "f: did not finish", "e: did not finish",
+        "b: guest not ok"]
+
+
+def test_vanished_and_outcome():
+    hv = FakeHostVars(GUESTS)
+    # e before its verification, f after it
+    assert F.lab_vanished_guests(list(GUESTS), hv) == ["e", "f"]
+    # collect did not run: the dropped guests still fail the run
+    assert F.lab_outcome_failures([], list(GUESTS), hv) == [
+        "b: guest not ok", "e: did not finish", "f: did not finish"]
+    assert F.lab_outcome_failures(["e: did not finish"], ["e"], hv) == [
+        "e: did not finish"]
+    quiet = {"x": {"guest_status": "ok", "guest_started": True},
+             "y": {}}
+    assert F.lab_outcome_failures([], ["x", "y"], FakeHostVars(quiet)) == []
+
+
+def task_list(path):
+    with open(os.path.join(TOP, path)) as f:
+        return yaml.safe_load(f)
+
+
+def flat(tasks):
+    out = []
+    for t in tasks or []:
+        if "block" in t:
+            out += flat(t["block"])
+        else:
+            out.append(t)
+    return out
+
+
+# Modules that do not connect to the guest (controller-side or Ansible's
+# own), and tasks whose unreachable result is handled otherwise.
+LOCAL = {"ansible.builtin.set_fact", "ansible.builtin.fail",
+         "ansible.builtin.assert", "ansible.builtin.debug",
+         "ansible.builtin.include_role", "ansible.builtin.include_tasks",
+         "ansible.builtin.wait_for_connection"}
+HANDLED = {
+    # the experiment's record reads run_job.unreachable (a dead guest is a
+    # timed-out experiment) and the guest is then stopped
+    ("playbooks/roles/run/tasks/experiment.yml",
+     "Fetch the result of {{ exp.name }}"),
+}
+GUEST_TASK_FILES = [
+    "playbooks/roles/fleet/tasks/domain.yml",
+    "playbooks/roles/install/tasks/main.yml",
+    "playbooks/roles/install/tasks/install.yml",
+    "playbooks/roles/install/tasks/verify.yml",
+    "playbooks/roles/run/tasks/main.yml",
+    "playbooks/roles/run/tasks/experiment.yml",
+]
+
+
+def test_every_guest_task_fails_the_guest_when_unreachable():
+    """Every task of fleet (after the boot), install, verify and run that
+    talks to the guest ignores UNREACHABLE (else ansible-core 2.14 drops
+    the host unrescued) and is followed by a check that fails the guest on
+    its registered result's unreachable flag."""
+    missing = []
+    for path in GUEST_TASK_FILES:
+        tasks = flat(task_list(path))
+        for i, t in enumerate(tasks):
+            module = [k for k in t if k.startswith("ansible.builtin.")
+                      or k.startswith("community.")]
+            if not module or module[0] in LOCAL or "delegate_to" in t:
+                continue
+            name = t.get("name")
+            if t.get("ignore_unreachable") is not True:
+                missing.append("%s: %s: no ignore_unreachable" % (path, name))
+                continue
+            if (path, name) in HANDLED:
+                continue
+            reg = t.get("register")
+            nxt = tasks[i + 1] if i + 1 < len(tasks) else {}
+            when = str(nxt.get("when", ""))
+            if not reg or "ansible.builtin.fail" not in nxt or \
+                    "%s.unreachable" % reg not in when or \
+                    "lab_unreachable_msg" not in str(nxt):
+                missing.append("%s: %s: no check of %s.unreachable after it"
+                               % (path, name, reg))
+    assert missing == []
+
+
+def banner_server(banner=b"SSH-2.0-test\r\n", after=0.0):
+    """A loopback TCP server that answers with banner once `after` seconds
+    have passed (before: accepts and closes, as QEMU's port forward does
+    while the guest's sshd is not up).  Returns (port, stop)."""
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    srv.settimeout(0.2)
+    t0, stop = time.monotonic(), threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                continue
+            if banner and time.monotonic() - t0 >= after:
+                c.sendall(banner)
+            c.close()
+        srv.close()
+    threading.Thread(target=serve, daemon=True).start()
+    return srv.getsockname()[1], stop.set
+
+
+def boot_wait(*args, timeout=60):
+    p = subprocess.run([sys.executable, BOOT_WAIT] + [str(a) for a in args],
+                       capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_boot_wait_ssh(tmp_path):
+    console = tmp_path / "console.log"
+    console.write_text("[    0.0] Linux version 6.1\n")
+    port, stop = banner_server(after=2.0)
+    try:
+        doc = boot_wait(console, 0, port, 30)
+    finally:
+        stop()
+    assert doc["state"] == "ssh" and 1.5 <= doc["after_s"] < 10
+
+
+def test_boot_wait_panic_while_port_refuses(tmp_path):
+    """The panic ends the wait within a second or two, long before the
+    timeout; a panic of an earlier boot (before OFFSET) does not count."""
+    console = tmp_path / "console.log"
+    old = "[  1.0] Kernel panic - not syncing: an earlier boot\n"
+    console.write_text(old)
+    port, stop = banner_server(banner=b"")
+
+    def later():
+        time.sleep(2)
+        with open(console, "a") as f:
+            f.write("[    5.5] Run /hugelab-no-such-init as init process\n"
+                    + PANIC + "\n")
+    threading.Thread(target=later, daemon=True).start()
+    t0 = time.monotonic()
+    try:
+        doc = boot_wait(console, len(old), port, 120)
+    finally:
+        stop()
+    took = time.monotonic() - t0
+    assert doc["state"] == "panic"
+    assert doc["lines"][-1] == PANIC
+    assert "Run /hugelab-no-such-init" in doc["lines"][0]
+    assert 1.5 <= took < 8, took
+
+
+def test_boot_wait_timeout_and_stopped(tmp_path):
+    console = tmp_path / "console.log"
+    console.write_text("[  1.0] Kernel panic - not syncing: earlier\nx\n")
+    port, stop = banner_server(banner=b"")
+    try:
+        doc = boot_wait(console, console.stat().st_size, port, 3)
+        assert doc["state"] == "timeout" and doc["after_s"] >= 3
+        # the domain's QEMU seen alive, then gone
+        proc = subprocess.Popen(["sleep", "2"])
+        pidfile = tmp_path / "dom.pid"
+        pidfile.write_text("%d\n" % proc.pid)
+
+        def reap():
+            proc.wait()
+            pidfile.unlink()
+        threading.Thread(target=reap, daemon=True).start()
+        doc = boot_wait(console, console.stat().st_size, port, 60, pidfile)
+        assert doc["state"] == "stopped" and doc["after_s"] < 10
+    finally:
+        stop()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_vanished_play_records_a_dropped_guest(tmp_path):
+    """playbooks/vanished.yml (site.yml imports it after the guests play):
+    a guest that Ansible dropped unreachable (here: a ping to a closed
+    port, no ignore_unreachable) gets status unreachable, its console
+    excerpt, a failure and its batch end; a guest with a status and one
+    that began no stage are left alone; collect would list the dropped
+    one."""
+    gdir = tmp_path / "guests"
+    (gdir / "hl-gone").mkdir(parents=True)
+    (gdir / "hl-gone" / "console.log").write_text(
+        "[    0.0] Linux version 6.1\nDebian GNU/Linux 12 hl-gone ttyS0\n"
+        "[  99.1] BUG: soft lockup - CPU#0 stuck for 22s!\n")
+    inv = {"all": {
+        "vars": {"guest_console_tail_lines": 400,
+                 "guest_console_excerpt_lines": 30,
+                 "console_fail_patterns": ["Kernel panic", "BUG:"],
+                 "guest_dir": str(gdir)},
+        "children": {
+            "hypervisors": {"hosts": {"localhost": {
+                "ansible_connection": "local",
+                "libvirt_uri": "qemu:///session?socket=%s"
+                % (tmp_path / "no-libvirt")}}},
+            "guests": {"hosts": {
+                "hl-gone": {"ansible_host": "127.0.0.1",
+                            "ansible_port": free_port(),
+                            "ansible_ssh_common_args":
+                            "-o ConnectTimeout=3 "
+                            "-o StrictHostKeyChecking=no",
+                            "hypervisor": "localhost",
+                            "domain_name": "hl-gone"},
+                "hl-fine": {"ansible_connection": "local",
+                            "hypervisor": "localhost",
+                            "domain_name": "hl-fine"},
+                "hl-idle": {"ansible_connection": "local",
+                            "hypervisor": "localhost",
+                            "domain_name": "hl-idle"}}}}}}
+    (tmp_path / "hosts.yml").write_text(json.dumps(inv))
+    out = tmp_path / "out.json"
+    (tmp_path / "play.yml").write_text(json.dumps([
+        {"name": "guests", "hosts": "hl-gone:hl-fine",
+         "gather_facts": False, "tasks": [
+             {"ansible.builtin.set_fact": {
+                 "guest_started": True,
+                 "guest_batch": {"index": 0, "started_at": "t0"}}},
+             {"ansible.builtin.set_fact": {"guest_status": "ok"},
+              "when": "inventory_hostname == 'hl-fine'"},
+             {"ansible.builtin.ping": None}]},
+        {"ansible.builtin.import_playbook": os.path.join(
+            TOP, "playbooks", "vanished.yml")},
+        {"name": "out", "hosts": "localhost", "gather_facts": False,
+         "tasks": [{"ansible.builtin.copy": {
+             "dest": str(out),
+             "content": "{{ {'docs': dict(groups['guests'] | zip("
+             "groups['guests'] | map('extract', hostvars)"
+             " | map('lab_pick_rescue'))),"
+             " 'collect': groups['guests'] | lab_collect_guests(hostvars),"
+             " 'outcome': [] | lab_outcome_failures(groups['guests'],"
+             " hostvars)} | to_json }}"}}]}]))
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "pick.py").write_text(
+        "KEYS = ('guest_status', 'guest_failure', 'guest_console_excerpt',"
+        " 'guest_batch')\n\n\n"
+        "class FilterModule(object):\n"
+        "    def filters(self):\n"
+        "        return {'lab_pick_rescue': lambda g: "
+        "{k: g[k] for k in KEYS if k in g}}\n")
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(TOP, "ansible.cfg"),
+               ANSIBLE_FILTER_PLUGINS="%s:%s" % (filters.DIR, plugins),
+               ANSIBLE_STDOUT_CALLBACK="default",
+               ANSIBLE_CALLBACKS_ENABLED="",
+               ANSIBLE_HOST_KEY_CHECKING="False")
+    p = subprocess.run(["ansible-playbook", "-i", str(tmp_path / "hosts.yml"),
+                        str(tmp_path / "play.yml")], cwd=TOP, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 4, p.stdout[-3000:]    # the ping's UNREACHABLE
+    doc = json.loads(out.read_text())
+    gone = doc["docs"]["hl-gone"]
+    assert gone["guest_status"] == "unreachable"
+    assert "dropped by Ansible without a status" in gone["guest_failure"]
+    assert "[  99.1] BUG: soft lockup - CPU#0 stuck for 22s!" in \
+        gone["guest_console_excerpt"]
+    assert gone["guest_batch"]["started_at"] == "t0"
+    assert gone["guest_batch"]["finished_at"].endswith("Z")
+    assert doc["docs"]["hl-fine"] == {"guest_status": "ok",
+                                      "guest_batch": {"index": 0,
+                                                      "started_at": "t0"}}
+    assert doc["docs"]["hl-idle"] == {}
+    assert doc["collect"] == ["hl-gone", "hl-fine"]
+    assert doc["outcome"] == ["hl-gone: guest not ok"]
