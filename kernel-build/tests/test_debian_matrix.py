@@ -7,7 +7,8 @@ import sys
 import tempfile
 import unittest
 
-import script
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import script  # noqa: E402
 
 HERE = script.HERE
 dm = script.load("debian-matrix")
@@ -149,7 +150,9 @@ class Rows(unittest.TestCase):
         return [{"outcome": o} for o in outcomes]
 
     def test_counts_interval_and_words(self):
-        r = dm.row({"package": "p", "savings": None},
+        r = dm.row({"package": "p", "savings": None, "upstream": "6.1.170",
+                    "changelog": {"split_unshare": "6.1.147-1",
+                                  "split_fix": None}},
                    self.boots("detected", "clean", "clean", "error"), stats)
         self.assertEqual((r["boots"], r["detected"], r["clean"], r["error"]),
                          (4, 1, 2, 1))
@@ -176,6 +179,12 @@ class Rows(unittest.TestCase):
         r = dm.row({"package": "p", "upstream": "6.12.118",
                     "changelog": bug}, clean, stats)
         self.assertEqual(dm.affected(r), "not detected (rate at most 0.84)")
+        # A detection where the code has no such race: a finding.
+        r = dm.row({"package": "p", "upstream": "6.12.100",
+                    "changelog": bug}, self.boots("clean", "detected"),
+                   stats)
+        self.assertEqual(dm.affected(r), "a failure in 1 of 2 boots, not "
+                         "the 6.1 split race by its code: to investigate")
 
 
 class Render(unittest.TestCase):

@@ -2,10 +2,12 @@
 summarize() of a run's boots (no guest is booted)."""
 import json
 import os
+import sys
 import tempfile
 import unittest
 
-import script
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import script  # noqa: E402
 
 rr = script.load("repro-rate")
 
