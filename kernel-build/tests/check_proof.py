@@ -178,13 +178,17 @@ def skip_not_applicable(p, g, k):
 
 
 def note_discarded(p, g):
-    """Boots of this guest discarded for an emulator fault (smoke/boot):
-    named, with the fault; the checks read the last boot only."""
+    """Boots of this guest discarded (smoke/boot: an emulator fault, or a
+    kernel that never reached user space): named, with the reason and the
+    fault; the checks read the last boot only."""
     for d in g.doc.get('discarded_attempts', []):
-        faults = d.get('emulator_faults') or [d.get('error', '?')]
-        p.note(g.name + ': a boot was discarded for an emulator fault and '
-               'the guest booted again', '%s (kept in %s)'
-               % (faults[0], os.path.dirname(d.get('guest_json', '?'))))
+        why = d.get('reason', 'emulator fault')
+        faults = (d.get('emulator_faults') or [d.get('first_finding')]
+                  if why == 'emulator fault' else [d.get('first_finding')])
+        p.note('%s: a boot was discarded (%s) and the guest booted again'
+               % (g.name, why), '%s, status %s (kept in %s)'
+               % (faults[0] or d.get('error', 'no finding'), d.get('status'),
+                  os.path.dirname(d.get('guest_json', '?'))))
 
 
 def check_debian_race(p, g):

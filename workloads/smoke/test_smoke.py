@@ -207,9 +207,11 @@ class TestEmulatorFault(unittest.TestCase):
 
 FAKE_QEMU = r"""#!/bin/sh
 # Stand-in for qemu-system-x86_64: the boot numbered by $COUNT writes
-# console $CONSOLE_<n> and a channel saying the one experiment ended ok.
+# console $CONSOLE_<n> and a channel saying the one experiment ended ok,
+# or (CHANNEL_<n>=none) nothing: a kernel that never reached user space.
 n=$(($(cat "$COUNT") + 1)); echo $n >"$COUNT"
 eval "src=\$CONSOLE_$n"
+eval "chan=\${CHANNEL_$n:-full}"
 set -- "$@"
 out=''
 for a; do
@@ -217,10 +219,14 @@ for a; do
 done
 set -- $out
 cp "$src" "$1"
-printf '@@HUGELAB BOOT uptime=1.0 release=6.1.0-x
+if [ "$chan" = full ]; then
+  printf '@@HUGELAB BOOT uptime=1.0 release=6.1.0-x
 @@HUGELAB EXP name=e rc=0 start=1 end=2
 @@HUGELAB DONE uptime=3.0
 ' >"$2"
+else
+  : >"$2"
+fi
 """
 
 
@@ -228,7 +234,7 @@ class TestBootRetry(unittest.TestCase):
     """smoke/boot boots again once after an emulator fault, never more,
     with QEMU and busybox stood in (no guest)."""
 
-    def boot(self, consoles):
+    def boot(self, consoles, channels=()):
         tmp = tempfile.mkdtemp()
         fakes = os.path.join(tmp, 'bin')
         os.mkdir(fakes)
@@ -242,6 +248,8 @@ class TestBootRetry(unittest.TestCase):
                    COUNT=os.path.join(tmp, 'count'))
         with open(env['COUNT'], 'w') as f:
             f.write('0\n')
+        for i, chan in enumerate(channels, 1):
+            env['CHANNEL_%d' % i] = chan
         for i, text in enumerate(consoles, 1):
             env['CONSOLE_%d' % i] = os.path.join(tmp, 'console%d' % i)
             with open(env['CONSOLE_%d' % i], 'w') as f:
@@ -276,6 +284,22 @@ class TestBootRetry(unittest.TestCase):
         fault = testdata('emulator-fault.console')
         rc, boots, doc, _ = self.boot([fault, fault, '[ 1.0] fine\n'])
         self.assertEqual((rc, boots, doc['status']), (1, 2, 'fail'))
+
+    def test_boot_failure_before_user_space_boots_again(self):
+        panic = ('[ 1.8] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI\n'
+                 '[ 1.8] Kernel panic - not syncing: Fatal exception\n')
+        rc, boots, doc, _ = self.boot([panic, '[ 1.0] fine\n'],
+                                      channels=['none'])
+        self.assertEqual((rc, boots, doc['status']), (0, 2, 'ok'))
+        d = doc['discarded_attempts'][0]
+        self.assertEqual((d['reason'], d['status']),
+                         ('boot failure before user space', 'panic'))
+        self.assertIn('Oops: int3', d['first_finding'])
+
+    def test_panic_after_user_space_is_not_retried(self):
+        panic = '[ 9.0] Kernel panic - not syncing: Fatal exception\n'
+        rc, boots, doc, _ = self.boot([panic, '[ 1.0] fine\n'])
+        self.assertEqual((rc, boots, doc['status']), (1, 1, 'panic'))
 
     def test_kernel_finding_is_not_retried(self):
         fault = testdata('emulator-fault.console').replace(
