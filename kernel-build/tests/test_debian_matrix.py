@@ -199,11 +199,16 @@ class Render(unittest.TestCase):
                         {"status": "panic", "guest": "g",
                          "finding": "[ 1.8] Oops: int3: 0000 [#1]"}]},
                    [{"outcome": "clean"}], stats)
-        m = {"config": {"seconds": 30, "sessions": 10}, "kernels": [r]}
+        m = {"config": {"seconds": 30, "sessions": 10}, "kernels": [r],
+             "boots": [{"kernel": r["package"], "outcome": "clean",
+                        "discarded": [{"status": "fail", "reason":
+                                       "emulator fault", "finding":
+                                       "[ 2.0] WARNING: x"}]}]}
         line = dm.render(m).splitlines()[2]
         self.assertEqual(line, (
             "| linux-image-6.12.1+deb12-amd64 | 6.12.1-1 | 6.12.1 | 0 of 1 "
-            "| 0.00-0.97 | not detected (rate at most 0.97) | 4000 / 4096 B "
+            "(1 booted again: emulator fault, WARNING: x) | 0.00-0.97 | "
+            "not detected (rate at most 0.97) | 4000 / 4096 B "
             "(-2.3 %, ok); a boot failed before user space (panic: Oops: "
             "int3: 0000 [#1]) | since 6.12.1-1 / not needed (6.1 only) |"))
 
