@@ -44,7 +44,7 @@ regress:
 LAB_SH := tests/fresh-root images/host-mirror tests/e2e/run tests/e2e/panic tests/e2e/rescue-run images/build-base tests/deps.sh \
 	tests/run-suite .ci/run playbooks/roles/host/files/kvm-probe \
 	playbooks/roles/run/files/make-bundle playbooks/roles/run/files/build-selftests \
-	tests/e2e/multi-hv/run playbooks/regress
+	tests/e2e/multi-hv/run tests/e2e/multi-hv/hv2 tests/minbase-tarball playbooks/regress
 LAB_PY := tests/check-tools playbooks/roles/validate/files/validate-inventory tests/e2e/check tests/e2e/check-failure tests/e2e/validate-test \
 	playbooks/roles/run/files/selftest-run tests/e2e/multi-hv/check \
 	playbooks/roles/job_wait/files/job-wait playbooks/callback_plugins/hugelab.py \

@@ -260,6 +260,20 @@ def test_libvirt_failures(monkeypatch):
                 "directory")
     assert v.errors == [] and v.notes[0].startswith(
         "note: localhost: libvirt at qemu:///system does not answer")
+    # A fresh remote hypervisor without libvirt yet (the host stage
+    # installs it): the remote helper is not found (libssh's words).
+    for code in ("127", "-1"):
+        v = checked(d, monkeypatch, domains={}, running=[],
+                    fail="failed to connect to the hypervisor: libssh "
+                    "transport error: Remote command terminated with "
+                    "non-zero code: " + code)
+        assert v.errors == [] and v.notes[0].startswith(
+            "note: localhost: libvirt at qemu:///system does not answer")
+    # A host key that is not the pinned one stays a mistake.
+    v = checked(d, monkeypatch, domains={}, running=[],
+                fail="failed to connect to the hypervisor: libssh "
+                "transport error: host key for server changed")
+    assert len(v.errors) == 1 and "fails: failed to connect" in v.errors[0]
 
 
 def test_unknown_key_guest_is_not_asked_further():
