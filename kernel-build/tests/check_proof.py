@@ -182,12 +182,12 @@ def note_discarded(p, g):
     kernel that never reached user space): named, with the reason and the
     fault; the checks read the last boot only."""
     for d in g.doc.get('discarded_attempts', []):
-        why = d.get('reason', 'emulator fault')
-        faults = (d.get('emulator_faults') or [d.get('first_finding')]
-                  if why == 'emulator fault' else [d.get('first_finding')])
+        fault = ((d.get('emulator_faults') or [None])[0] or
+                 d.get('first_finding') or d.get('error', 'no finding'))
         p.note('%s: a boot was discarded (%s) and the guest booted again'
-               % (g.name, why), '%s, status %s (kept in %s)'
-               % (faults[0] or d.get('error', 'no finding'), d.get('status'),
+               % (g.name, d.get('reason', 'emulator fault')),
+               '%s, status %s (kept in %s)'
+               % (fault, d.get('status'),
                   os.path.dirname(d.get('guest_json', '?'))))
 
 
