@@ -184,6 +184,8 @@ void attr_trace_setup(struct attr_trace *t, pid_t self)
 	snprintf(pid, sizeof(pid), "%d", (int)self);
 	if (read_text(TRACEFS "/options/hash-ptr", t->saved_hash, sizeof(t->saved_hash)) < 0)
 		t->saved_hash[0] = 0;
+	if (read_text(TRACEFS "/tracing_on", t->saved_on, sizeof(t->saved_on)) < 0)
+		t->saved_on[0] = 0;
 	/* raw lock addresses: hashing prints "(____ptrval____)" until the
 	 * kernel's random key is ready, for a while after boot in a guest */
 	t->available = !tw(t, "tracing_on", "0") && !tw(t, "trace", "") &&
@@ -304,8 +306,16 @@ static void restore(struct attr_trace *t)
 	if (t->saved_hash[0])
 		tw(t, "options/hash-ptr", t->saved_hash);
 	tw(t, "trace", "");
-	if (t->saved_kb[0])
-		tw(t, "buffer_size_kb", t->saved_kb);
+	if (t->saved_kb[0]) {
+		/* "1408" or, before first use, "7 (expanded: 1408)" */
+		const char *x = strstr(t->saved_kb, "expanded: ");
+		char kb[24];
+
+		snprintf(kb, sizeof(kb), "%lu", strtoul(x ? x + 10 : t->saved_kb, NULL, 10));
+		tw(t, "buffer_size_kb", kb);
+	}
+	if (t->saved_on[0])
+		tw(t, "tracing_on", t->saved_on);
 	memcpy(t->error, e, sizeof(e));
 }
 

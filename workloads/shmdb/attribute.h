@@ -40,6 +40,7 @@ struct attr_trace {
 	char saved_clock[32];
 	char saved_kb[32];
 	char saved_hash[8];             /* options/hash-ptr */
+	char saved_on[8];               /* tracing_on */
 	double schedstat_ns;            /* one pread of schedstat (best of 5) */
 	double traced_read_ns;          /* the same with the events recorded */
 };
