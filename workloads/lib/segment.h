@@ -44,6 +44,8 @@ extern const char *const map_names[];
 #define SESSION_COST_KIB 256
 #define COORD_COST_MIB 64
 #define NLATCH 4096
+/* --disrupt-once keeps the order of the ranges (4 bytes each) */
+#define DISRUPT_ONCE_MAX_SLOTS (1u << 22)
 
 struct cfg {
 	enum backing backing;
@@ -62,6 +64,7 @@ struct cfg {
 	uint64_t disrupt;               /* mask of enum op */
 	uint64_t disrupt_interval_ms;
 	uint64_t disrupt_len;
+	bool disrupt_once;              /* each range once, in a random order */
 	uint64_t seed;
 	uint64_t base;                  /* aligned address */
 	const char *hugetlbfs_dir;

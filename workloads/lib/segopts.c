@@ -58,6 +58,10 @@ void cfg_usage(FILE *f)
 "  --disrupt LIST                      punch,truncate,mprotect,munmap,dontneed\n"
 "  --disrupt-interval-ms MS            pause between operations (default 100)\n"
 "  --disrupt-len SIZE                  range per operation (default max(page, 2M))\n"
+"  --disrupt-once                      each range at most once (the segment's ranges\n"
+"                                      in a random order; truncate: the tail, once),\n"
+"                                      then no more operations: every operation\n"
+"                                      finds its range mapped by every session\n"
 "  --seed N                            random seed (default 1)\n"
 "  --address ADDR                      1 GiB-aligned address, 0x hex or decimal, from\n"
 "                                      4 GiB; the segment ends by 32 TiB\n"
@@ -127,7 +131,7 @@ enum { O_BACKING = 256, O_PAGE, O_SIZE, O_PLACE, O_SESS, O_ATTACH,
        O_DUR, O_DURMS, O_TXN, O_WPCT, O_BUF, O_DIS, O_DISINT, O_DISLEN,
        O_SEED, O_ACTIVE, O_ADDR, O_HDIR, O_NOPOP, O_NOPRE, O_CNTF, O_OUT,
        O_QUIET, O_HELP, O_TEARDOWN, O_CHECK, O_SHAPE, O_TOUCH, O_MAP,
-       O_ATTR };
+       O_ATTR, O_DISONCE };
 
 static const struct option long_opts[] = {
 	{ "backing", 1, NULL, O_BACKING }, { "page-size", 1, NULL, O_PAGE },
@@ -140,6 +144,7 @@ static const struct option long_opts[] = {
 	{ "buffer-size", 1, NULL, O_BUF }, { "disrupt", 1, NULL, O_DIS },
 	{ "disrupt-interval-ms", 1, NULL, O_DISINT },
 	{ "disrupt-len", 1, NULL, O_DISLEN }, { "seed", 1, NULL, O_SEED },
+	{ "disrupt-once", 0, NULL, O_DISONCE },
 	{ "address", 1, NULL, O_ADDR }, { "hugetlbfs-dir", 1, NULL, O_HDIR },
 	{ "no-populate", 0, NULL, O_NOPOP },
 	{ "no-prefault", 0, NULL, O_NOPRE },
@@ -182,6 +187,7 @@ static const struct {
 	{ O_NOPRE, offsetof(struct cfg, prefault), false },
 	{ O_CNTF, offsetof(struct cfg, count_faults), true },
 	{ O_ATTR, offsetof(struct cfg, attribute), true },
+	{ O_DISONCE, offsetof(struct cfg, disrupt_once), true },
 	{ O_QUIET, offsetof(struct cfg, quiet), true },
 	{ O_CHECK, offsetof(struct cfg, check), true },
 	{ O_HELP, offsetof(struct cfg, help), true },
@@ -405,6 +411,12 @@ static int check_disrupt_len(struct cfg *c, char *err, size_t errlen)
 	if (c->disrupt_len % align || c->disrupt_len > c->size)
 		BAD("--disrupt-len %s: must be a multiple of %s and at most the segment size",
 		    fmt_size(c->disrupt_len, b1, sizeof(b1)), fmt_size(align, b2, sizeof(b2)));
+	if (c->disrupt_once && !c->disrupt)
+		BAD("--disrupt-once needs --disrupt");
+	if (c->disrupt_once && c->size / c->disrupt_len > DISRUPT_ONCE_MAX_SLOTS)
+		BAD("--disrupt-once: %" PRIu64 " ranges of %s; at most %u (a larger --disrupt-len)",
+		    c->size / c->disrupt_len, fmt_size(c->disrupt_len, b1, sizeof(b1)),
+		    DISRUPT_ONCE_MAX_SLOTS);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -144,17 +145,71 @@ static char *disrupt_attach(const struct cfg *c, const struct seg *s, struct ctl
 	return base;
 }
 
-/* One operation at a random slot (truncate: the end), timed; odd op_seq
- * while it runs. */
-static void disrupt_one(const struct cfg *c, const struct seg *s, struct ctl *ctl,
-			char *base, int op, uint64_t *rng, struct hist *dur)
+/*
+ * --disrupt-once: the segment's disrupt_len ranges in a random order, each
+ * handed out once; with truncate the tail is its own (taken once) and not
+ * in the order.
+ */
+struct once {
+	uint32_t *order;
+	uint64_t n, next;
+	bool tail_left;
+};
+
+static int once_init(const struct cfg *c, uint64_t *rng, struct once *o)
+{
+	uint64_t slots = c->size / c->disrupt_len;
+	bool trunc = c->disrupt & (1ull << OP_TRUNCATE);
+
+	*o = (struct once){ .n = slots - (trunc ? 1 : 0), .tail_left = trunc };
+	o->order = malloc((o->n ? o->n : 1) * sizeof(*o->order));
+	if (!o->order)
+		return -1;
+	for (uint64_t i = 0; i < o->n; i++)
+		o->order[i] = (uint32_t)i;
+	for (uint64_t i = o->n; i > 1; i--) {   /* Fisher-Yates */
+		uint64_t j = rng_next(rng) % i;
+		uint32_t t = o->order[i - 1];
+
+		o->order[i - 1] = o->order[j];
+		o->order[j] = t;
+	}
+	return 0;
+}
+
+/* The offset of op's next range: 0 with *off set, -1 when none is left. */
+static int next_offset(const struct cfg *c, uint64_t *rng, struct once *o,
+		       int op, uint64_t *off)
 {
 	uint64_t len = c->disrupt_len;
-	uint64_t off = (rng_next(rng) % (c->size / len)) * len;
+
+	if (!o) {       /* a random range (the draw also for truncate, as ever) */
+		uint64_t r = rng_next(rng) % (c->size / len);
+
+		*off = op == OP_TRUNCATE ? c->size - len : r * len;
+		return 0;
+	}
+	if (op == OP_TRUNCATE) {
+		*off = c->size - len;
+		if (!o->tail_left)
+			return -1;
+		o->tail_left = false;
+		return 0;
+	}
+	if (o->next >= o->n)
+		return -1;
+	*off = (uint64_t)o->order[o->next++] * len;
+	return 0;
+}
+
+/* One operation at off (truncate: the end), timed; odd op_seq while it
+ * runs. */
+static void disrupt_one(const struct cfg *c, const struct seg *s, struct ctl *ctl,
+			char *base, int op, uint64_t off, struct hist *dur)
+{
+	uint64_t len = c->disrupt_len;
 	uint64_t t0, m0, seq;
 
-	if (op == OP_TRUNCATE)
-		off = c->size - len;
 	__atomic_store_n(&ctl->op_cur, (uint32_t)op, __ATOMIC_RELAXED);
 	seq = __atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
 	m0 = ctl->attr ? now_ns() : 0;  /* --attribute: the log, CLOCK_MONOTONIC */
@@ -166,30 +221,52 @@ static void disrupt_one(const struct cfg *c, const struct seg *s, struct ctl *ct
 	__atomic_add_fetch(&ctl->op_seq, 1, __ATOMIC_SEQ_CST);
 }
 
+/* Until the run ends: the next operation that has a range, then the pause;
+ * with --disrupt-once, once every range is spent, only the wait for the end. */
+static void disrupt_loop(const struct cfg *c, const struct seg *s, struct ctl *ctl,
+			 char *base, struct once *once, uint64_t *count, struct hist *dur)
+{
+	uint64_t rng = rng_seed(c->seed, 0xD15B0B7ull);
+	int ops[NOPS], nops = 0, next = 0, spent = 0;
+
+	for (int i = 0; i < NOPS; i++)
+		if (c->disrupt & (1ull << i))
+			ops[nops++] = i;
+	if (once && once_init(c, &rng, once))
+		op_error(ctl, "--disrupt-once: malloc");
+	while (!__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) && nops) {
+		uint64_t dl = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);
+		int op = ops[next++ % nops];
+		uint64_t off;
+
+		if (dl && fast_ns() >= dl)
+			break;          /* the run is over even if stop is late */
+		if (spent >= nops || (once && !once->order)) {
+			pause_ms(ctl, 1000);
+			continue;
+		}
+		if (next_offset(c, &rng, once, op, &off)) {
+			spent++;        /* this op has no range left */
+			continue;
+		}
+		spent = 0;
+		disrupt_one(c, s, ctl, base, op, off, &dur[op]);
+		count[op]++;
+		pause_ms(ctl, c->disrupt_interval_ms);
+	}
+}
+
 void disrupt_main(const struct cfg *c, const struct seg *s, struct ctl *ctl)
 {
 	struct hist dur[NOPS];
 	uint64_t count[NOPS] = { 0 };
-	uint64_t rng = rng_seed(c->seed, 0xD15B0B7ull);
-	int ops[NOPS], nops = 0, next = 0;
+	struct once once;
 	char *base;
 
-	for (int i = 0; i < NOPS; i++) {
+	for (int i = 0; i < NOPS; i++)
 		hist_init(&dur[i]);
-		if (c->disrupt & (1ull << i))
-			ops[nops++] = i;
-	}
 	base = disrupt_attach(c, s, ctl);
-	while (!__atomic_load_n(&ctl->stop, __ATOMIC_RELAXED) && nops) {
-		uint64_t dl = __atomic_load_n(&ctl->deadline_ns, __ATOMIC_RELAXED);
-		int op = ops[next++ % nops];
-
-		if (dl && fast_ns() >= dl)
-			break;          /* the run is over even if stop is late */
-		disrupt_one(c, s, ctl, base, op, &rng, &dur[op]);
-		count[op]++;
-		pause_ms(ctl, c->disrupt_interval_ms);
-	}
+	disrupt_loop(c, s, ctl, base, c->disrupt_once ? &once : NULL, count, dur);
 	for (int i = 0; i < NOPS; i++) {
 		hist_merge_atomic(&ctl->op_dur[i], &dur[i]);
 		ctl->op_count[i] = count[i];

@@ -40,6 +40,7 @@ static void config_json(const struct doc *d)
 	json_arr_end(j);
 	json_kv_uint(j, "disrupt_interval_ms", c->disrupt_interval_ms);
 	json_kv_uint(j, "disrupt_len", c->disrupt_len);
+	json_kv_bool(j, "disrupt_once", c->disrupt_once);
 	json_kv_uint(j, "seed", c->seed);
 	snprintf(b, sizeof(b), "%#" PRIxPTR, (uintptr_t)d->s->addr);
 	json_kv_str(j, "address", b);

@@ -116,6 +116,9 @@ static void test_bad_inputs(void **state)
 		{ "--teardown-timeout-s 0", "--teardown-timeout-s" },
 		{ "--disrupt-len 3M --backing memfd --disrupt punch", "--disrupt-len 3M" },
 		{ "--backing nope", "--backing: unknown value 'nope' (shm, hugetlbfs, memfd, anon)" },
+		{ "--disrupt-once --backing memfd", "--disrupt-once needs --disrupt" },
+		{ "--disrupt-once --backing memfd --disrupt punch --page-size 4K --size 64G --disrupt-len 8K",
+		  "--disrupt-once: 8388608 ranges of 8K; at most 4194304" },
 	};
 	char err[512];
 	struct cfg c;
@@ -156,6 +159,8 @@ static void test_good_inputs(void **state)
 		{ "--seed 219525303 --backing memfd --disrupt punch", DEFAULT_BASE, 5000, 0 },
 		{ "--hugetlbfs-dir /mnt --backing hugetlbfs", DEFAULT_BASE, 5000, 0 },
 		{ "--count-faults --attribute --backing memfd --disrupt punch", DEFAULT_BASE, 5000, 0 },
+		{ "--disrupt-once --backing memfd --disrupt punch,truncate --disrupt-len 1G",
+		  DEFAULT_BASE, 5000, 0 },
 	};
 	char err[512];
 	struct cfg c;
@@ -168,6 +173,7 @@ static void test_good_inputs(void **state)
 		assert_true(c.duration_ms == rows[i].duration_ms);
 		assert_true(c.txn_count == rows[i].txn_count);
 		assert_true(c.attribute == (strstr(rows[i].args, "--attribute") != NULL));
+		assert_true(c.disrupt_once == (strstr(rows[i].args, "--disrupt-once") != NULL));
 	}
 }
 
