@@ -145,7 +145,8 @@ def fit(rows):
 
 def predict_hold(f, mappers, pages):
     v = mappers + 1
-    return f["a_ns"] + f["b_ns_per_vma"] * v + f["c_ns_per_vma_page"] * v * pages
+    return (f["a_ns"] + f["b_ns_per_vma"] * v +
+            f["c_ns_per_vma_page"] * v * pages)
 
 
 def mappers_for(f, pages, stall_ns=STALL_NS):
@@ -284,8 +285,59 @@ def analyse(rows, ranges=None):
             "runs": len(rows), "runs_usable": sum(map(usable, rows))}
 
 
+def prediction_test(map_doc, rows):
+    """The predicted configuration run (rows: its results, both modes)
+    against the map's fit: the hold the fit predicts, the hold and the
+    stalls measured (medians over rounds), and whether a fault waited
+    2 s in i_mmap mode (the median round's worst fault, net of its
+    run-queue wait)."""
+    best = (map_doc.get("prediction") or {}).get("smallest")
+    f = map_doc.get("fit")
+    if not best or not f:
+        return None
+    pts = {p["mode"]: p for p in points(rows)
+           if p["mappers"] == best["mappers"] and
+           p["range_bytes"] == best["range_bytes"]}
+    imm, vma = pts.get("i_mmap"), pts.get("vma")
+    nets = sorted((r["worst"] or {}).get("net_ns") or 0 for r in rows
+                  if usable(r) and r["mode"] == "i_mmap" and
+                  r["mappers"] == best["mappers"] and
+                  r["range_bytes"] == best["range_bytes"])
+    out = {"mappers": best["mappers"], "range": best["range"],
+           "predicted_hold_ns": predict_hold(f, best["mappers"],
+                                             best["range_bytes"] // PAGE),
+           "rounds": imm["rounds"] if imm else 0,
+           "hold_median_ns": imm["hold_median_ns"] if imm else None,
+           "stall_median_ns": imm["stall_median_ns"] if imm else None,
+           "net_median_ns": statistics.median(nets) if nets else None,
+           "vma_stall_median_ns": vma["stall_median_ns"] if vma else None,
+           "modes_verdict": compare_modes(list(pts.values())).get(
+               "%d/%d" % (best["mappers"], best["range_bytes"]))}
+    if out["rounds"] < MIN_ROUNDS:
+        out["verdict"] = "inconclusive: %d of %d rounds" % (
+            out["rounds"], MIN_ROUNDS)
+    elif out["net_median_ns"] >= STALL_NS:
+        out["verdict"] = "confirmed: a fault waited 2 s"
+    else:
+        out["verdict"] = "not confirmed: the median round's worst fault " \
+            "waited %.2f s net of its run-queue wait" % (
+                out["net_median_ns"] / 1e9)
+    return out
+
+
 def analyse_dir(run_dir):
     return analyse(rows_of(run_dir))
+
+
+def analyse_run(run):
+    """The map of a run (rundir.Run) holding map results, else None."""
+    rows = []
+    for r in run.results("shmdb"):
+        row = result_row(r.doc, r.name)
+        if row:
+            row["guest"] = r.guest
+            rows.append(row)
+    return analyse(rows) if rows else None
 
 
 def _ms(ns):

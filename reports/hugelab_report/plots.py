@@ -252,8 +252,8 @@ def latency_map_plot(doc):
     writer hold for the same range in grey; log-log, with the seed's 2 s
     line."""
     pts = doc["points"]
-    modes = [m for m in ("i_mmap", "vma") if any(p["mode"] == m
-                                                  for p in pts)]
+    modes = [m for m in ("i_mmap", "vma")
+             if any(p["mode"] == m for p in pts)]
     if not modes:
         return None
     fig, axes = plt.subplots(1, len(modes), sharey=True,

@@ -7,8 +7,8 @@ import json
 import os
 import sys
 
-from . import (attribution, headline, junit, latency, model, plots,
-               postgres, savings, summary)
+from . import (attribution, headline, junit, latency, latency_map, model,
+               plots, postgres, savings, summary)
 from .fmt import (count_range, human_bytes, ns, num, page_size, pair,
                   params_text, pct, ratio, secs, sig3, verdict_text)
 from .latest import RUNS_DIR, LatestError, update_latest
@@ -598,6 +598,62 @@ def attribution_sections(att):
     return [s]
 
 
+def latency_map_sections(m):
+    """The latency map (latency_map.py): the seed's '>2 s' answered, the
+    map's table, the writer's hold fit and its prediction, the plot."""
+    if not m:
+        return []
+    s = Section("Where the stall grows: mappers x range punched")
+    s.para("Answer to the seed's '>2 s' claim: %s." % m["headline"])
+    s.para("Each point: MAPPERS sessions fault the whole segment (skewed: "
+           "no PMD sharing), 4 of them run transactions, the disruptor "
+           "punches RANGE-sized holes, each range once (shmdb "
+           "--disrupt-once), so every punch walks MAPPERS VMAs with the "
+           "range mapped under i_mmap_rwsem held for write.  Hold: the "
+           "punch's duration (median over rounds of each run's mean).  "
+           "Stall: the worst fault during a punch (median over rounds; "
+           "max: the worst round); net: the worst attributed fault's "
+           "latency less its run-queue wait, the part a CPU does not "
+           "explain.  i_mmap vs vma: the regression run's rule "
+           "(per-direction max-T permutation test over the rounds, vma "
+           "the baseline): 'longer' only when declared; fewer than %d "
+           "rounds a side is inconclusive." % latency_map.MIN_ROUNDS)
+    rows = []
+    for p in m["points"]:
+        w = p["worst"] or {}
+        rows.append([p["mode"], num(p["mappers"]), p["range"],
+                     num(p["rounds"]), ns(p["hold_median_ns"]),
+                     ns(p.get("hold_fit_ns")), ns(p["stall_median_ns"]),
+                     ns(p["stall_max_ns"]), ns(w.get("runqueue_ns")),
+                     ns(w.get("net_ns")),
+                     ns(max(p["i_mmap_wait_ns"], default=None)),
+                     ns(max(p["vma_lock_wait_ns"], default=None)),
+                     p["modes_verdict"] or "n/a"])
+    s.table(["mode", "mappers", "range", "rounds", "hold", "fit",
+             "stall", "max", "run queue (worst)", "net (worst)",
+             "i_mmap_rwsem wait", "VMA lock wait", "i_mmap vs vma"], rows,
+            "Per fault-lock mode, mappers and range")
+    f, pr = m["fit"], m["prediction"]
+    if f:
+        s.para("Fit of the writer's hold over %d runs: %s, a = %s, b = %s "
+               "per VMA, c = %s per VMA and 2 MiB page; relative residual "
+               "median %s %%, max %s %%." % (
+                   f["runs"], f["model"], ns(f["a_ns"]),
+                   ns(f["b_ns_per_vma"]), ns(f["c_ns_per_vma_page"]),
+                   sig3(100 * f["rel_residual_median"]),
+                   sig3(100 * f["rel_residual_max"])))
+    if pr:
+        s.para("Predicted mappers for a 2 s hold: %s." % ", ".join(
+            "%s per punch: %s" % (x["range"], num(x["mappers"])
+                                  if x["mappers"] else "never")
+            for x in pr["per_range"]))
+    s.figure(plots.latency_map_plot(m),
+             "Worst fault during a punch against mappers, per range "
+             "punched and fault-lock mode (median over rounds, each round "
+             "a dot), with the fitted hold in grey; log-log")
+    return [s]
+
+
 THRESHOLD_TITLES = {"10ms": "≥ 10 ms", "100ms": "≥ 100 ms", "1s": "≥ 1 s",
                     "2s": "≥ 2 s"}
 
@@ -799,6 +855,7 @@ def sections(an):
             postgres_sections(an["postgres"]) +
             latency_sections(an["latency"]) +
             attribution_sections(an["attribution"]) +
+            latency_map_sections(an.get("latency_map")) +
             correctness_sections(an["correctness"], an["provenance"]) +
             checks_section(an) +
             provenance_sections(an["provenance"]))

@@ -7,7 +7,7 @@ a platform's arithmetic."""
 import math
 
 from . import (VERSION, attribution, correctness, headline, latency,
-               postgres, provenance, savings)
+               latency_map, postgres, provenance, savings)
 
 SCHEMA = "hugelab.summary/1"
 
@@ -52,6 +52,7 @@ def analyse(run, tolerance=0.25):
         "savings": {k: v for k, v in sav.items() if k != "checks"},
         "latency": lat,
         "attribution": attribution.analyse(run),
+        "latency_map": latency_map.analyse_run(run),
         "correctness": {"guests": cor["guests"]},
         "postgres": pg,
         "checks": checks,

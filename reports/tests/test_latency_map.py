@@ -145,3 +145,27 @@ def test_points_and_table():
                                              rel=0.02)
     text = lm.table(doc)
     assert "fit: hold =" in text and "headline:" in text
+
+
+def test_prediction_test_confirms_only_with_rounds_and_net_wait():
+    f = {"a_ns": A, "b_ns_per_vma": B, "c_ns_per_vma_page": C}
+    n = lm.mappers_for(f, 512)
+    map_doc = {"fit": f, "prediction": lm.prediction(f, [("1G", 1 << 30)])}
+    big = 21 * 10 ** 8
+    rows = [row("i_mmap", n, "1G", r, big) for r in (1, 2, 3)] + \
+        [row("vma", n, "1G", r, 5 * MS) for r in (1, 2, 3)]
+    t = lm.prediction_test(map_doc, rows)
+    assert t["mappers"] == n and t["range"] == "1G"
+    assert t["predicted_hold_ns"] >= lm.STALL_NS
+    assert t["verdict"].startswith("confirmed")
+    assert t["modes_verdict"] == "longer"
+    # two rounds: inconclusive, whatever they show
+    assert lm.prediction_test(map_doc, rows[:2] + rows[3:5])[
+        "verdict"].startswith("inconclusive")
+    # the stall was a wait for a CPU: not confirmed
+    rows = [row("i_mmap", n, "1G", r, big, net=MS) for r in (1, 2, 3)] + \
+        rows[3:]
+    assert lm.prediction_test(map_doc, rows)["verdict"].startswith(
+        "not confirmed")
+    assert lm.prediction_test({"fit": None, "prediction": None}, rows) \
+        is None
