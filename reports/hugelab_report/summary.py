@@ -52,13 +52,15 @@ def analyse(run, tolerance=0.25):
         "savings": {k: v for k, v in sav.items() if k != "checks"},
         "latency": lat,
         "attribution": attribution.analyse(run),
-        "latency_map": latency_map.analyse_run(run),
         "correctness": {"guests": cor["guests"]},
         "postgres": pg,
         "checks": checks,
         "counts": {"checks": len(checks), "failed": len(failed),
                    "skipped": sum(c["status"] == "skip" for c in checks)},
     }
+    lmap = latency_map.analyse_run(run)
+    if lmap:        # only a latency-map run has the key
+        an["latency_map"] = lmap
     an["headline"] = headline.analyse(an)
     return an
 
