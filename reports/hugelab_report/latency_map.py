@@ -15,10 +15,13 @@ more attributed (--attribute).  Per result:
   wait per lock and the remainder; `net` = latency - run-queue wait, the
   part a CPU cannot explain.
 
-The fit: hold = a + b V + c V P (V: VMAs walked = mappers + the
-disruptor's; P: 2 MiB pages per range), least squares on relative
-error, over the runs of both modes (the writer does the same work).  The
-prediction: per range, the fewest mappers at which the fit's hold
+The fits, per mode (the faults that a writer's walk blocks, and that
+refault pages it must then unmap again, differ between the modes): the
+linear hold = a + b V + c V P (V: VMAs walked = mappers + the
+disruptor's; P: 2 MiB pages per range; least squares on relative error)
+and the power law hold = k V^alpha P^beta (least squares of the logs);
+the one with the smaller median relative residual is chosen.  The
+prediction: per range, the fewest mappers at which the i_mmap fit's hold
 reaches STALL_NS (a fault that arrives as the writer starts waits the
 whole hold in i_mmap mode); the smallest configuration overall is the
 one with the fewest mappers.
@@ -119,43 +122,89 @@ def usable(row):
             row["hold_mean_ns"])
 
 
-def fit(rows):
-    """Least squares of hold = a + b V + c V P on relative error (weights
-    1 / hold); V = mappers + 1, P = pages per range.  None with fewer than
-    4 runs or fewer than 2 distinct mapper counts and ranges."""
+def _matrix(rows):
     pts = [r for r in rows if usable(r)]
-    if len(pts) < 4 or len({r["mappers"] for r in pts}) < 2 or \
-            len({r["pages"] for r in pts}) < 2:
-        return None
     v = np.array([r["mappers"] + 1 for r in pts], dtype=float)
     p = np.array([r["pages"] for r in pts], dtype=float)
     y = np.array([r["hold_mean_ns"] for r in pts], dtype=float)
+    return pts, v, p, y
+
+
+def _residuals(y, pred):
+    rel = np.abs(y - pred) / y
+    return {"rel_residual_median": float(np.median(rel)),
+            "rel_residual_max": float(np.max(rel))}
+
+
+def fit_linear(v, p, y):
+    """hold = a + b V + c V P, least squares on relative error (weights
+    1 / hold): a per VMA and a per VMA-page cost."""
     a = np.column_stack([np.ones_like(v), v, v * p])
     w = 1.0 / y
     coef, *_ = np.linalg.lstsq(a * w[:, None], y * w, rcond=None)
-    pred = a @ coef
-    rel = (y - pred) / y
-    return {"model": "hold_ns = a + b*V + c*V*P (V = mappers + 1, "
-                     "P = 2 MiB pages per range)",
+    return {"model": "linear", "formula": "hold = a + b V + c V P",
             "a_ns": float(coef[0]), "b_ns_per_vma": float(coef[1]),
-            "c_ns_per_vma_page": float(coef[2]), "runs": len(pts),
-            "rel_residual_median": float(np.median(np.abs(rel))),
-            "rel_residual_max": float(np.max(np.abs(rel)))}
+            "c_ns_per_vma_page": float(coef[2])} | \
+        _residuals(y, a @ coef)
+
+
+def fit_power(v, p, y):
+    """hold = k V^alpha P^beta, least squares of the logarithms: the
+    growth with mappers and pages when the cost of one VMA-page is not
+    constant (a writer's walk that outgrows the caches)."""
+    a = np.column_stack([np.ones_like(v), np.log(v), np.log(p)])
+    coef, *_ = np.linalg.lstsq(a, np.log(y), rcond=None)
+    return {"model": "power", "formula": "hold = k V^alpha P^beta",
+            "k_ns": float(math.exp(coef[0])), "alpha": float(coef[1]),
+            "beta": float(coef[2])} | _residuals(y, np.exp(a @ coef))
+
+
+def fit(rows):
+    """Both models over the usable runs (V = mappers + 1: the disruptor
+    maps the segment too; P = 2 MiB pages per range); 'chosen' is the one
+    with the smaller median relative residual.  None with fewer than 4
+    runs or fewer than 2 distinct mapper counts and ranges."""
+    pts, v, p, y = _matrix(rows)
+    if len(pts) < 4 or len(set(v)) < 2 or len(set(p)) < 2:
+        return None
+    lin, pw = fit_linear(v, p, y), fit_power(v, p, y)
+    best = min((lin, pw), key=lambda f: f["rel_residual_median"])
+    return {"runs": len(pts), "linear": lin, "power": pw,
+            "chosen": best["model"]}
 
 
 def predict_hold(f, mappers, pages):
+    """The chosen model's hold for mappers x pages."""
     v = mappers + 1
-    return (f["a_ns"] + f["b_ns_per_vma"] * v +
-            f["c_ns_per_vma_page"] * v * pages)
+    if f["chosen"] == "power":
+        m = f["power"]
+        return m["k_ns"] * v ** m["alpha"] * pages ** m["beta"]
+    m = f["linear"]
+    return m["a_ns"] + m["b_ns_per_vma"] * v + \
+        m["c_ns_per_vma_page"] * v * pages
 
 
 def mappers_for(f, pages, stall_ns=STALL_NS):
-    """The fewest mappers at which the fitted hold reaches stall_ns, or
-    None when the fit does not grow with mappers at that range."""
-    slope = f["b_ns_per_vma"] + f["c_ns_per_vma_page"] * pages
-    if slope <= 0:
-        return None
-    return max(math.ceil((stall_ns - f["a_ns"]) / slope) - 1, 1)
+    """The fewest mappers at which the chosen model's hold reaches
+    stall_ns, or None when it does not grow with mappers at that range."""
+    if f["chosen"] == "power":
+        m = f["power"]
+        if m["alpha"] <= 0:
+            return None
+        v = (stall_ns / (m["k_ns"] * pages ** m["beta"])) ** \
+            (1 / m["alpha"])
+        n = max(math.ceil(v) - 1, 1)
+    else:
+        m = f["linear"]
+        slope = m["b_ns_per_vma"] + m["c_ns_per_vma_page"] * pages
+        if slope <= 0:
+            return None
+        n = max(math.ceil((stall_ns - m["a_ns"]) / slope) - 1, 1)
+    while n > 1 and predict_hold(f, n - 1, pages) >= stall_ns:
+        n -= 1          # rounding: the fewest
+    while predict_hold(f, n, pages) < stall_ns:
+        n += 1
+    return n
 
 
 def prediction(f, ranges):
@@ -267,22 +316,27 @@ def headline(pts, pred):
 
 
 def analyse(rows, ranges=None):
-    f = fit(rows)
+    """The map of rows: per mode the fits, the points with the modes
+    compared, the prediction from the i_mmap fit, the headline."""
+    fits = {m: fit([r for r in rows if r["mode"] == m])
+            for m in sorted({r["mode"] for r in rows})}
     if ranges is None:
         ranges = sorted({(r["range"], r["range_bytes"]) for r in rows},
                         key=lambda x: x[1])
     pts = points(rows)
-    pred = prediction(f, ranges)
+    pred = prediction(fits.get("i_mmap"), ranges)
     verdicts = compare_modes(pts)
     for p in pts:
         p["modes_verdict"] = verdicts.get("%d/%d" % (p["mappers"],
                                                      p["range_bytes"]))
+        f = fits.get(p["mode"])
         if f:
             p["hold_fit_ns"] = predict_hold(f, p["mappers"],
                                             p["range_bytes"] // PAGE)
-    return {"schema": "hugelab.latency-map/1", "fit": f, "prediction": pred,
-            "points": pts, "headline": headline(pts, pred),
-            "runs": len(rows), "runs_usable": sum(map(usable, rows))}
+    return {"schema": "hugelab.latency-map/1", "fits": fits,
+            "prediction": pred, "points": pts,
+            "headline": headline(pts, pred), "runs": len(rows),
+            "runs_usable": sum(map(usable, rows))}
 
 
 def prediction_test(map_doc, rows):
@@ -292,7 +346,7 @@ def prediction_test(map_doc, rows):
     2 s in i_mmap mode (the median round's worst fault, net of its
     run-queue wait)."""
     best = (map_doc.get("prediction") or {}).get("smallest")
-    f = map_doc.get("fit")
+    f = (map_doc.get("fits") or {}).get("i_mmap")
     if not best or not f:
         return None
     pts = {p["mode"]: p for p in points(rows)
@@ -340,6 +394,20 @@ def analyse_run(run):
     return analyse(rows) if rows else None
 
 
+def fit_text(mode, f):
+    lin, pw = f["linear"], f["power"]
+    return ("%s: %d runs; linear a %.3g ms + b %.3g us/VMA + c %.3g "
+            "us/VMA-page (residual median %.0f %%, max %.0f %%); power "
+            "%.3g ns V^%.2f P^%.2f (residual median %.0f %%, max %.0f %%); "
+            "chosen: %s" % (
+                mode, f["runs"], lin["a_ns"] / 1e6, lin["b_ns_per_vma"] / 1e3,
+                lin["c_ns_per_vma_page"] / 1e3,
+                100 * lin["rel_residual_median"],
+                100 * lin["rel_residual_max"], pw["k_ns"], pw["alpha"],
+                pw["beta"], 100 * pw["rel_residual_median"],
+                100 * pw["rel_residual_max"], f["chosen"]))
+
+
 def _ms(ns):
     return "-" if ns is None else "%.1f" % (ns / 1e6)
 
@@ -355,13 +423,9 @@ def table(doc):
             _ms(p["stall_median_ns"]), _ms(p["stall_max_ns"]),
             _ms(max(p["i_mmap_wait_ns"], default=None)),
             p["modes_verdict"] or "-"))
-    f = doc["fit"]
-    if f:
-        lines.append("fit: hold = %.3g + %.3g V + %.3g V P ns over %d runs "
-                     "(relative residual median %.0f %%, max %.0f %%)" % (
-                         f["a_ns"], f["b_ns_per_vma"], f["c_ns_per_vma_page"],
-                         f["runs"], 100 * f["rel_residual_median"],
-                         100 * f["rel_residual_max"]))
+    for mode, f in sorted((doc.get("fits") or {}).items()):
+        if f:
+            lines.append(fit_text(mode, f))
     pr = doc["prediction"]
     if pr:
         lines.append("prediction (hold >= 2 s): " + ", ".join(

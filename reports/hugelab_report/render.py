@@ -633,15 +633,11 @@ def latency_map_sections(m):
              "stall", "max", "run queue (worst)", "net (worst)",
              "i_mmap_rwsem wait", "VMA lock wait", "i_mmap vs vma"], rows,
             "Per fault-lock mode, mappers and range")
-    f, pr = m["fit"], m["prediction"]
-    if f:
-        s.para("Fit of the writer's hold over %d runs: %s, a = %s, b = %s "
-               "per VMA, c = %s per VMA and 2 MiB page; relative residual "
-               "median %s %%, max %s %%." % (
-                   f["runs"], f["model"], ns(f["a_ns"]),
-                   ns(f["b_ns_per_vma"]), ns(f["c_ns_per_vma_page"]),
-                   sig3(100 * f["rel_residual_median"]),
-                   sig3(100 * f["rel_residual_max"])))
+    pr = m["prediction"]
+    for mode, f in sorted((m.get("fits") or {}).items()):
+        if f:
+            s.para("Writer's hold, %s: %s." % (mode,
+                                               latency_map.fit_text(mode, f)))
     if pr:
         s.para("Predicted mappers for a 2 s hold: %s." % ", ".join(
             "%s per punch: %s" % (x["range"], num(x["mappers"])

@@ -39,8 +39,10 @@ def grid(rounds=3, imm=lambda n, p: hold(n, p), vma=lambda n, p: MS):
                 pages = {"2M": 1, "128M": 64, "1G": 512}[rng]
                 # rounds differ a little, as real ones do
                 k = 1 + 0.01 * rnd
-                rows.append(row("i_mmap", n, rng, rnd, int(imm(n, pages) * k)))
-                rows.append(row("vma", n, rng, rnd, int(vma(n, pages) * k)))
+                h = int(imm(n, pages) * k)      # the writer's hold
+                rows.append(row("i_mmap", n, rng, rnd, h, hold_ns=h))
+                rows.append(row("vma", n, rng, rnd, int(vma(n, pages) * k),
+                                hold_ns=h))
     return rows
 
 
@@ -70,13 +72,33 @@ def test_result_row_reads_a_map_result():
     assert lm.result_row(doc, "attr-1") is None
 
 
-def test_fit_recovers_the_model():
-    f = lm.fit(grid())
-    assert f["a_ns"] == pytest.approx(A * 1.02, rel=0.05)
-    assert f["b_ns_per_vma"] == pytest.approx(B * 1.02, rel=0.05)
-    assert f["c_ns_per_vma_page"] == pytest.approx(C * 1.02, rel=0.02)
-    assert f["rel_residual_max"] < 0.02
-    assert f["runs"] == 54
+def imm(rows):
+    return [r for r in rows if r["mode"] == "i_mmap"]
+
+
+def test_fit_recovers_the_linear_model():
+    f = lm.fit(imm(grid()))
+    lin = f["linear"]
+    assert lin["a_ns"] == pytest.approx(A * 1.02, rel=0.05)
+    assert lin["b_ns_per_vma"] == pytest.approx(B * 1.02, rel=0.05)
+    assert lin["c_ns_per_vma_page"] == pytest.approx(C * 1.02, rel=0.02)
+    assert lin["rel_residual_max"] < 0.02
+    assert f["runs"] == 27 and f["chosen"] == "linear"
+    assert f["power"]["rel_residual_median"] > 0.05
+
+
+def test_fit_recovers_a_power_law():
+    def law(n, p):
+        return 300 * (n + 1) ** 1.6 * p ** 0.9
+    f = lm.fit(imm(grid(imm=law)))
+    assert f["chosen"] == "power"
+    assert f["power"]["alpha"] == pytest.approx(1.6, abs=0.01)
+    assert f["power"]["beta"] == pytest.approx(0.9, abs=0.01)
+    assert lm.predict_hold(f, 5000, 512) == pytest.approx(
+        law(5000, 512) * 1.02, rel=0.02)
+    n = lm.mappers_for(f, 512)
+    assert lm.predict_hold(f, n, 512) >= lm.STALL_NS > \
+        lm.predict_hold(f, n - 1, 512)
 
 
 def test_fit_skips_runs_it_cannot_read_and_refuses_too_few():
@@ -84,15 +106,20 @@ def test_fit_skips_runs_it_cannot_read_and_refuses_too_few():
     rows.append(row("i_mmap", 3000, "1G", 4, 1, hold_ns=1, status="fail"))
     rows.append(row("i_mmap", 3000, "1G", 5, 1, hold_ns=1, once=False))
     rows.append(row("i_mmap", 3000, "1G", 6, 1, hold_ns=1, ops=0))
-    f = lm.fit(rows)
-    assert f["runs"] == 54 and f["rel_residual_max"] < 0.02
+    f = lm.fit(imm(rows))
+    assert f["runs"] == 27 and f["linear"]["rel_residual_max"] < 0.02
     # one mapper count only: the per-VMA terms cannot be told apart
-    assert lm.fit([r for r in grid() if r["mappers"] == 1000]) is None
-    assert lm.fit(grid()[:3]) is None
+    assert lm.fit([r for r in imm(grid()) if r["mappers"] == 1000]) is None
+    assert lm.fit(imm(grid())[:3]) is None
+
+
+def linear(a, b, c):
+    return {"chosen": "linear", "linear": {
+        "a_ns": a, "b_ns_per_vma": b, "c_ns_per_vma_page": c}}
 
 
 def test_prediction_is_the_fewest_mappers_reaching_two_seconds():
-    f = {"a_ns": A, "b_ns_per_vma": B, "c_ns_per_vma_page": C}
+    f = linear(A, B, C)
     n = lm.mappers_for(f, 512)
     assert lm.predict_hold(f, n, 512) >= lm.STALL_NS
     assert lm.predict_hold(f, n - 1, 512) < lm.STALL_NS
@@ -101,7 +128,7 @@ def test_prediction_is_the_fewest_mappers_reaching_two_seconds():
     assert pr["smallest"]["mappers"] == n
     assert pr["per_range"][0]["mappers"] > n
     # a fit that does not grow with mappers predicts nothing
-    flat = {"a_ns": A, "b_ns_per_vma": 0, "c_ns_per_vma_page": 0}
+    flat = linear(A, 0, 0)
     assert lm.mappers_for(flat, 512) is None
     assert lm.prediction(flat, [("1G", 1 << 30)])["smallest"] is None
 
@@ -144,13 +171,14 @@ def test_points_and_table():
     assert p["hold_fit_ns"] == pytest.approx(hold(1000, 64) * 1.02,
                                              rel=0.02)
     text = lm.table(doc)
-    assert "fit: hold =" in text and "headline:" in text
+    assert "i_mmap: 27 runs; linear" in text and "headline:" in text
 
 
 def test_prediction_test_confirms_only_with_rounds_and_net_wait():
-    f = {"a_ns": A, "b_ns_per_vma": B, "c_ns_per_vma_page": C}
+    f = linear(A, B, C)
     n = lm.mappers_for(f, 512)
-    map_doc = {"fit": f, "prediction": lm.prediction(f, [("1G", 1 << 30)])}
+    map_doc = {"fits": {"i_mmap": f},
+               "prediction": lm.prediction(f, [("1G", 1 << 30)])}
     big = 21 * 10 ** 8
     rows = [row("i_mmap", n, "1G", r, big) for r in (1, 2, 3)] + \
         [row("vma", n, "1G", r, 5 * MS) for r in (1, 2, 3)]
@@ -167,5 +195,5 @@ def test_prediction_test_confirms_only_with_rounds_and_net_wait():
         rows[3:]
     assert lm.prediction_test(map_doc, rows)["verdict"].startswith(
         "not confirmed")
-    assert lm.prediction_test({"fit": None, "prediction": None}, rows) \
+    assert lm.prediction_test({"fits": {}, "prediction": None}, rows) \
         is None
