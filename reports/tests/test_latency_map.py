@@ -153,7 +153,17 @@ def test_headline_reproduced_only_with_the_lock_not_the_cpu():
     rows += [row("vma", 9000, "1G", r, 4 * MS) for r in (1, 2, 3)]
     h = lm.analyse(rows)["headline"]
     assert h.startswith(">2 s reproduced at 9000 mappers and 1G")
+    assert "3.00 s of it off the run queue" in h
     assert "per-VMA lock at the same point: 4.0 ms" in h
+    # one round over 2 s is not a reproduction
+    rows = grid()
+    rows += [row("i_mmap", 9000, "1G", r, s) for r, s in
+             ((1, big), (2, 10 * MS), (3, 10 * MS))]
+    assert lm.analyse(rows)["headline"].startswith("not reproduced")
+    # nor are two rounds, however long
+    rows = grid()
+    rows += [row("i_mmap", 9000, "1G", r, big) for r in (1, 2)]
+    assert lm.analyse(rows)["headline"].startswith("not reproduced")
     # the same stall spent waiting for a CPU is not the seed's stall
     rows = grid()
     rows += [row("i_mmap", 9000, "1G", r, big, net=10 * MS)
