@@ -64,7 +64,7 @@ def _worst_attributed(doc):
     locks = {k: v for k, v in (f.get("lock_ns") or {}).items() if v}
     waited = sum(locks.values())
     return {"latency_ns": f["latency_ns"], "runqueue_ns": f["runqueue_ns"],
-            "cpu_ns": f["cpu_ns"], "lock_ns": locks,
+            "cpu_ns": f["cpu_ns"], "lock_ns": locks, "lock_total_ns": waited,
             "net_ns": max(f["latency_ns"] - f["runqueue_ns"], 0),
             "unexplained_ns": max(f["latency_ns"] - f["runqueue_ns"] -
                                   f["cpu_ns"] - waited, 0),

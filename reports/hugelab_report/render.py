@@ -614,8 +614,14 @@ def latency_map_sections(m):
            "Stall: the worst fault during a punch (median over rounds; "
            "max: the worst round); net: the worst attributed fault's "
            "latency less its run-queue wait, the part a CPU does not "
-           "explain.  i_mmap vs vma: the regression run's rule "
-           "(per-direction max-T permutation test over the rounds, vma "
+           "explain; locks: its time blocked on any traced lock.  The "
+           "per-lock columns are the longest wait on that lock of any "
+           "attributed fault, named as workloads/shmdb/README.md "
+           "'Attribution' says: a rwsem wait in hugetlb_fault that only "
+           "one task made and no other stack named is called the VMA "
+           "lock, so a lone i_mmap_rwsem wait (one punch, one faulting "
+           "session) can show there.  i_mmap vs vma: the regression "
+           "run's rule (per-direction max-T permutation test over the rounds, vma "
            "the baseline): 'longer' only when declared; fewer than %d "
            "rounds a side is inconclusive." % latency_map.MIN_ROUNDS)
     rows = []
@@ -625,13 +631,14 @@ def latency_map_sections(m):
                      num(p["rounds"]), ns(p["hold_median_ns"]),
                      ns(p.get("hold_fit_ns")), ns(p["stall_median_ns"]),
                      ns(p["stall_max_ns"]), ns(w.get("runqueue_ns")),
-                     ns(w.get("net_ns")),
+                     ns(w.get("net_ns")), ns(w.get("lock_total_ns")),
                      ns(max(p["i_mmap_wait_ns"], default=None)),
                      ns(max(p["vma_lock_wait_ns"], default=None)),
                      p["modes_verdict"] or "n/a"])
     s.table(["mode", "mappers", "range", "rounds", "hold", "fit",
              "stall", "max", "run queue (worst)", "net (worst)",
-             "i_mmap_rwsem wait", "VMA lock wait", "i_mmap vs vma"], rows,
+             "locks (worst)", "i_mmap_rwsem wait", "VMA lock wait",
+             "i_mmap vs vma"], rows,
             "Per fault-lock mode, mappers and range")
     pr = m["prediction"]
     for mode, f in sorted((m.get("fits") or {}).items()):

@@ -1,8 +1,13 @@
 """latency_map.py: the map's rows, the hold fit, the prediction, the
 modes compared by the regression run's rule, the headline."""
 
+import json
+import os
+
 import pytest
 
+import map_fixture
+from conftest import FIXTURES, load_json
 from hugelab_report import latency_map as lm
 
 MS = 1_000_000
@@ -207,3 +212,42 @@ def test_prediction_test_confirms_only_with_rounds_and_net_wait():
         "not confirmed")
     assert lm.prediction_test({"fits": {}, "prediction": None}, rows) \
         is None
+
+
+# Golden: each latency-map fixture (reports/tests/map_fixture.py) reproduces
+# its reviewed map, fits, prediction test and all-disruptors attribution.
+def map_fixtures():
+    if not os.path.isdir(FIXTURES):
+        return []
+    return sorted(n for n in os.listdir(FIXTURES) if os.path.exists(
+        os.path.join(FIXTURES, n, "golden", "latency-map.json")))
+
+
+def close(a, b, path="$"):
+    if isinstance(a, float) or isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-6, abs=1e-9), path
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and sorted(a) == sorted(b), path
+        for k in a:
+            close(a[k], b[k], "%s.%s" % (path, k))
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            close(x, y, "%s[%d]" % (path, i))
+    else:
+        assert a == b, path
+
+
+def test_there_is_a_map_fixture():
+    assert map_fixtures(), "no latency-map fixture under reports/tests"
+
+
+@pytest.mark.parametrize("name", map_fixtures())
+def test_map_fixture_matches_golden(name):
+    d = os.path.join(FIXTURES, name)
+    close(json.loads(json.dumps(map_fixture.golden_map(
+        d, os.path.join(d, "prediction")))),
+        load_json(os.path.join(d, "golden", "latency-map.json")))
+    close(map_fixture.golden_attribution(os.path.join(d, "all-disruptors")),
+          load_json(os.path.join(d, "golden",
+                                 "attribution-all-disruptors.json")))
