@@ -622,8 +622,9 @@ def latency_map_sections(m):
            "lock, so a lone i_mmap_rwsem wait (one punch, one faulting "
            "session) can show there.  i_mmap vs vma: the regression "
            "run's rule (per-direction max-T permutation test over the "
-           "rounds, vma the baseline): 'longer' only when declared; fewer than %d "
-           "rounds a side is inconclusive." % latency_map.MIN_ROUNDS)
+           "rounds, vma the baseline): 'longer' only when declared; "
+           "fewer than %d rounds a side is inconclusive."
+           % latency_map.MIN_ROUNDS)
     rows = []
     for p in m["points"]:
         w = p["worst"] or {}
