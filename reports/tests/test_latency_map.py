@@ -151,6 +151,24 @@ def test_modes_compared_over_rounds_never_one_run():
     assert "longer" not in lm.compare_modes(lm.points(same)).values()
 
 
+def test_sub_millisecond_stalls_do_not_hide_a_separation():
+    # three points of run 20261207T121533Z (ms per round): zeros and
+    # fractions of a millisecond, shuffled, out-scored the 1,000x gap of
+    # 3,000 mappers x 1G before the 1 ms floor
+    data = {(1000, "2M"): ([51.72, 0, 0], [0.28, 0, 0.35]),
+            (3000, "1G"): ([1455.37, 1453.29, 1037.19], [0.99, 0.05, 0.06]),
+            (100, "1G"): ([0, 0, 25.42], [0.02, 0.64, 0])}
+    rows = []
+    for (n, rng), (im, vm) in data.items():
+        for r in range(3):
+            rows.append(row("i_mmap", n, rng, r + 1, int(im[r] * MS)))
+            rows.append(row("vma", n, rng, r + 1, int(vm[r] * MS)))
+    v = lm.compare_modes(lm.points(rows))
+    assert v["3000/%d" % (1 << 30)] == "longer"
+    assert v["1000/%d" % (2 << 20)] == "not shown"
+    assert v["100/%d" % (1 << 30)] == "not shown"
+
+
 def test_headline_reproduced_only_with_the_lock_not_the_cpu():
     big = 3 * 10 ** 9
     rows = grid()
