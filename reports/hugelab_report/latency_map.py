@@ -316,7 +316,7 @@ def headline(pts, pred):
                 "point: %s" % (
                     p["mappers"], p["range"], p["stall_median_ns"] / 1e9,
                     p["rounds"], p["net_median_ns"] / 1e9,
-                    "%.1f ms" % (vma["stall_median_ns"] / 1e6)
+                    "%.2g ms" % (vma["stall_median_ns"] / 1e6)
                     if vma and vma["stall_median_ns"] is not None
                     else "not measured"))
     top = max((p for p in pts if p["mode"] == "i_mmap" and

@@ -243,6 +243,8 @@ def sweep_plot(sw):
 
 # The ranges of a latency map, smallest first: one line style each.
 RANGE_STYLES = ("-", "--", "-.", ":")
+# The map's smallest stall drawn (ms): below it, or none, sits on it.
+MAP_FLOOR_MS = 0.01
 
 
 def latency_map_plot(doc):
@@ -250,16 +252,21 @@ def latency_map_plot(doc):
     each) the worst fault during a punch against mappers, one line per
     range (the median over rounds, every round a dot), and the fit's
     writer hold for the same range in grey; log-log, with the seed's 2 s
-    line."""
+    line.  A stall under MAP_FLOOR_MS (or none: no faulting access during
+    a punch) is drawn at MAP_FLOOR_MS."""
     pts = doc["points"]
     modes = [m for m in ("i_mmap", "vma")
              if any(p["mode"] == m for p in pts)]
     if not modes:
         return None
     fig, axes = plt.subplots(1, len(modes), sharey=True,
-                             figsize=(6.4 if len(modes) == 1 else 9.6, 4.0),
+                             figsize=(6.4 if len(modes) == 1 else 9.6, 4.2),
                              squeeze=False)
+    fig.subplots_adjust(top=0.86, left=0.08, right=0.98, wspace=0.06)
     ranges = sorted({(p["range_bytes"], p["range"]) for p in pts})
+
+    def ms(ns):
+        return max(ns / 1e6, MAP_FLOOR_MS)
     for ax, mode in zip(axes[0], modes):
         for i, (nb, name) in enumerate(ranges):
             style = RANGE_STYLES[i % len(RANGE_STYLES)]
@@ -270,26 +277,28 @@ def latency_map_plot(doc):
                 continue
             for p in line:
                 ax.plot([p["mappers"]] * len(p["stall_ns"]),
-                        [max(s, 1) / 1e6 for s in p["stall_ns"]],
+                        [ms(s) for s in p["stall_ns"]],
                         linestyle="none", marker="o", markersize=2,
                         color=lock_color(mode), alpha=0.5)
             ax.plot([p["mappers"] for p in line],
-                    [max(p["stall_median_ns"], 1) / 1e6 for p in line],
+                    [ms(p["stall_median_ns"]) for p in line],
                     linestyle=style, color=lock_color(mode),
                     label="worst fault, %s" % name)
             if all(p.get("hold_fit_ns") for p in line):
                 ax.plot([p["mappers"] for p in line],
-                        [p["hold_fit_ns"] / 1e6 for p in line],
+                        [ms(p["hold_fit_ns"]) for p in line],
                         linestyle=style, color="0.6", linewidth=0.8,
                         label="fitted hold, %s" % name)
         ax.axhline(SEED_STALL_MS, color="k", linewidth=0.5, linestyle=":")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_ylim(bottom=MAP_FLOOR_MS / 2)
         ax.set_xlabel("mappers")
         ax.grid(True, linewidth=0.3)
         ax.set_title("hugetlb_fault_lock=%s" % mode, fontsize=8)
-    axes[0][0].set_ylabel("ms (dotted line: 2 s)")
-    axes[0][-1].legend(fontsize=6, ncol=2)
+    axes[0][0].set_ylabel("ms (dotted line: 2 s; none or < %g ms at %g)"
+                          % (MAP_FLOOR_MS, MAP_FLOOR_MS))
+    axes[0][-1].legend(fontsize=6, ncol=2, loc="upper left")
     fig.suptitle("Worst fault during a hole punch, by mappers and range "
-                 "punched", fontsize=9)
+                 "punched (median over rounds; dots: rounds)", fontsize=9)
     return to_svg(fig)
