@@ -644,8 +644,7 @@ def latency_map_sections(m):
     pr = m["prediction"]
     for mode, f in sorted((m.get("fits") or {}).items()):
         if f:
-            s.para("Writer's hold, %s: %s." % (mode,
-                                               latency_map.fit_text(mode, f)))
+            s.para("Writer's hold, %s." % latency_map.fit_text(mode, f))
     if pr:
         s.para("Predicted mappers for a 2 s hold: %s." % ", ".join(
             "%s per punch: %s" % (x["range"], num(x["mappers"])
