@@ -10,6 +10,7 @@ only from MIN_ROUNDS or more runs of one configuration in each
 fault-lock mode; from fewer they are "inconclusive (N runs)"."""
 
 import math
+import statistics
 from collections import defaultdict
 
 from . import fmt, latency, model, stats
@@ -351,9 +352,16 @@ def stall_claim(groups):
 
 def better_claim(an, groups):
     """Claim 4 over the configurations run in both fault-lock modes (the
-    punch and truncate ones when there are any): refuted when one
-    configuration refutes it, reproduced when every one reproduces it,
-    else inconclusive."""
+    punch and truncate ones when there are any), decided at the worst
+    case: among the configurations with MIN_ROUNDS or more runs of each
+    mode, the one whose i_mmap runs stalled longest (median of their
+    worst stalls): reproduced or refuted as better_round says there,
+    else inconclusive.  A configuration where neither mode stalls on the
+    lock (a few mappers: both worst cases are waits for a CPU) says
+    nothing of what the lock does to the worst case; it is counted in
+    the evidence, not the verdict (a map of 16 configurations once read
+    'refuted' from 100 mappers at 1.0x while 10,000 mappers stalled
+    4.9 s against 0.04 ms)."""
     per = []
     for key, locks in groups.items():
         im, vm = locks.get("i_mmap") or [], locks.get("vma") or []
@@ -372,16 +380,15 @@ def better_claim(an, groups):
                 "kind": "latency",
                 "evidence": "no pair of runs differing only in the "
                 "fault-lock mode"}
-    ref = [p for p in per if p[0] == "refuted"]
-    und = [p for p in per if p[0] is None]
-    if ref:
-        verdict, shown = "refuted", ref[0]
-    elif und:
-        shown = max(und, key=lambda p: (min(len(p[1]), len(p[2])),
+    full = [p for p in per if min(len(p[1]), len(p[2])) >= MIN_ROUNDS]
+    if full:
+        shown = max(full, key=lambda p: statistics.median(p[1]))
+        verdict = shown[0] or _undecided(min(len(shown[1]),
+                                             len(shown[2])))
+    else:
+        shown = max(per, key=lambda p: (min(len(p[1]), len(p[2])),
                                         max(p[1])))
         verdict = _undecided(min(len(shown[1]), len(shown[2])))
-    else:
-        verdict, shown = "reproduced", per[0]
     _, wi, wv, rows, metric = shown
     r = min(len(wi), len(wv))
     if r == 1:
@@ -411,6 +418,13 @@ def better_claim(an, groups):
                   DECIDED_BY, len(wi) + len(wv), len(wi),
                   fmt.sig3(1.0 / math.comb(len(wi) + len(wv), len(wi))),
                   fmt.sig3(A_LOT_BETTER)))
+    if len(full) > 1:
+        ev += ("; the worst case of %d configurations with %d or more "
+               "runs a mode (a lot better at %d, not at %d, undecided at "
+               "%d)" % (len(full), MIN_ROUNDS,
+                        sum(p[0] == "reproduced" for p in full),
+                        sum(p[0] == "refuted" for p in full),
+                        sum(p[0] is None for p in full)))
     return {"claim": BETTER_CLAIM, "verdict": verdict, "kind": "latency",
             "runs": r, "evidence": ev}
 
