@@ -18,7 +18,13 @@ playbooks/tests/test_roles_filters.py).
   hypervisor (inventory/group_vars/guests.yml);
 - lab_regress_twins: the twins of a regression plan (regress-plan.yml);
 - lab_collect_failures: the run's failures (the collect role);
-- lab_exp_status: an experiment's status (the run role's experiment record);
+- lab_exp_status, lab_exp_deadline, lab_run_guest_status: an experiment's
+  status, how its deadline ended it, and its guest's status after it (the
+  run role's experiment record);
+- lab_error_text, lab_wait_failure, lab_fetch_note: what went wrong in a
+  task result on the guest (ENOSPC named), why the wait for an
+  experiment gave the guest up, why its result was not fetched (the run
+  role);
 - lab_fleet_pools: a guest's hugepage pools on its kernel command line (the
   fleet role's fleet_pools);
 - lab_peers: the guests of a hypervisor in a play (site.yml's lab_peers);
@@ -266,16 +272,119 @@ def lab_collect_failures(guests, hostvars):
             + [h + ': guest not ok' for h in not_ok])
 
 
-def lab_exp_status(dead, rc, msg, doc_status, hits):
+def lab_exp_status(dead, rc, msg, doc_status, hits, deadline=''):
     """An experiment's status: 'timeout' when the guest died (dead), the
-    job timed out (rc 124) or never completed (msg); else 'ok' when rc is
-    0, the result document's status is 'ok' and no console line hit; else
+    job timed out (rc 124), never completed (msg) or was ended by its
+    deadline (deadline: lab_exp_deadline's note); else 'ok' when rc is 0,
+    the result document's status is 'ok' and no console line hit; else
     'fail'."""
-    if dead or as_int(rc) == 124 or re.search('did not complete', str(msg)):
+    if dead or as_int(rc) == 124 or re.search('did not complete', str(msg)) \
+            or deadline:
         return 'timeout'
     if as_int(rc) == 0 and doc_status == 'ok' and len(hits) == 0:
         return 'ok'
     return 'fail'
+
+
+# GNU timeout --verbose's line for each signal it sends at the deadline
+# (the run role starts every experiment under timeout --verbose
+# --kill-after=10).
+TIMEOUT_SIGNAL = re.compile(r'timeout: sending signal (\w+) to command')
+# Ansible's async_wrapper's result when a job outlives its async limit.
+ASYNC_LIMIT = 'Timeout exceeded'
+
+
+def lab_exp_deadline(stderr_lines, msg, timeout_s, async_s):
+    """How an experiment's deadline ended it, as a note for its
+    stderr_tail, or '' when it ended by itself: stopped at timeout_s
+    (timeout's SIGTERM), killed 10 s later when it ignored that
+    (SIGKILL), or killed by Ansible's async_wrapper at async_s when
+    something it started outlived timeout and held the job (msg 'Timeout
+    exceeded')."""
+    if ASYNC_LIMIT in str(msg):
+        return ('did not end within the lab\'s limit of %s s (timeout_s %s '
+                '+ 60): the job was killed by Ansible\'s async_wrapper (a '
+                'process it started outlived timeout and kept the job '
+                'running)' % (async_s, timeout_s))
+    sigs = []
+    for line in stderr_lines or []:
+        m = TIMEOUT_SIGNAL.search(str(line))
+        if m:
+            sigs.append(m.group(1))
+    if 'KILL' in sigs:
+        return ('ignored its deadline: still running after SIGTERM at its '
+                'timeout_s (%s s), killed by SIGKILL 10 s later'
+                % timeout_s)
+    if sigs:
+        return 'stopped at its timeout_s (%s s) by SIG%s' % (
+            timeout_s, sigs[0])
+    return ''
+
+
+def lab_run_guest_status(lines, status, exp_status, unreachable):
+    """A guest's status after one of its experiments: 'panic' when the
+    console written during it shows a kernel panic; else 'unreachable'
+    when the wait for it found the guest unreachable (SSH gone: sshd
+    killed, a hang, a full disk Ansible cannot work on); else 'timeout'
+    when it did not finish or its deadline ended it (exp_status timeout);
+    else the status so far (an earlier experiment's timeout stays)."""
+    if unreachable:
+        status = 'unreachable'
+    elif exp_status == 'timeout' and status == 'ok':
+        status = 'timeout'
+    return lab_console_status(lines, status)
+
+
+# A message from the guest that shows its root file system is full (Ansible
+# cannot create its temporary directory there, a module cannot unpack).
+DISK_FULL = re.compile(r'No space left on device|\[Errno 28\]')
+
+
+def lab_error_text(result):
+    """One line of what went wrong in a task result: its msg and the last
+    line of its module_stderr or stderr (a MODULE FAILURE's msg alone
+    does not say why), prefixed with "the guest's disk is full" when the
+    text shows ENOSPC; '' for a result without either."""
+    if not isinstance(result, dict):
+        return ''
+    parts = [' '.join(str(result.get('msg') or '').split())]
+    for key in ('module_stderr', 'stderr'):
+        tail = [x.strip() for x in str(result.get(key) or '').splitlines()
+                if x.strip()]
+        if tail and tail[-1] not in parts[0]:
+            parts.append(tail[-1])
+            break
+    text = ': '.join(p for p in parts if p)
+    if DISK_FULL.search(text):
+        text = "the guest's disk is full (No space left on device): " + text
+    return text
+
+
+def lab_wait_failure(tick, result, name, what):
+    """Why the wait for an experiment gave the guest up: 'NAME:
+    unreachable during run: wait for WHAT: MSG' when the wait (tick) or
+    the job's status (result) found it unreachable, else 'NAME: WHAT did
+    not finish: MSG' (the job's status could not be read, e.g. a full
+    disk, or the job never ended)."""
+    for r in (tick, result):
+        if isinstance(r, dict) and r.get('unreachable'):
+            return lab_unreachable_msg(r, name, 'run: wait for ' + what)
+    why = lab_error_text(result) or 'no job status'
+    return '%s: %s did not finish: %s' % (name, what, why)
+
+
+def lab_fetch_note(name, fetched):
+    """The note on experiment NAME's result when its fetch did not bring
+    it (fetched: the fetch task's result: skipped, unreachable, failed or
+    a stat error it ignored), else []."""
+    if not isinstance(fetched, dict) or fetched.get('skipped'):
+        return []
+    text = lab_error_text(fetched)
+    if fetched.get('unreachable') or fetched.get('failed') or \
+            str(fetched.get('msg') or '').endswith('ignored'):
+        return ['results/%s.json: not fetched: %s'
+                % (name, text or 'no message')]
+    return []
 
 
 def lab_fleet_pools(hugepages_2m, hugepages_1g, default_hugepagesz):
@@ -436,10 +545,13 @@ def lab_unreachable_msg(result, name, what):
     result, of a task with ignore_unreachable) says the guest did not
     answer, else ''.  An UNREACHABLE task inside a block is not rescued
     (ansible-core 2.14 drops the host): the task ignores it and the check
-    after it fails with this message, so the rescue runs."""
+    after it fails with this message, so the rescue runs.  Ansible also
+    reports a guest whose disk is full as unreachable (it cannot create
+    its temporary directory): MSG then begins with "the guest's disk is
+    full"."""
     if not isinstance(result, dict) or not result.get('unreachable'):
         return ''
-    msg = ' '.join(str(result.get('msg', '')).split())
+    msg = lab_error_text(result)
     return '%s%s%s: %s' % (name, UNREACHABLE, what, msg or 'no answer')
 
 
@@ -522,6 +634,11 @@ class FilterModule(object):
             'lab_regress_twins': lab_regress_twins,
             'lab_collect_failures': lab_collect_failures,
             'lab_exp_status': lab_exp_status,
+            'lab_exp_deadline': lab_exp_deadline,
+            'lab_run_guest_status': lab_run_guest_status,
+            'lab_error_text': lab_error_text,
+            'lab_wait_failure': lab_wait_failure,
+            'lab_fetch_note': lab_fetch_note,
             'lab_fleet_pools': lab_fleet_pools,
             'lab_peers': lab_peers,
             'lab_outcome_failures': lab_outcome_failures,
