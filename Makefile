@@ -41,7 +41,8 @@ regress:
 	tests/deps.sh lab
 	playbooks/regress -i $(REGRESS_INVENTORY) $(REGRESS_ARGS)
 
-LAB_SH := tests/fresh-root images/host-mirror tests/e2e/run tests/e2e/panic tests/e2e/rescue-run images/build-base tests/deps.sh \
+LAB_SH := tests/fresh-root images/host-mirror tests/e2e/run tests/e2e/panic tests/e2e/rescue-run \
+	tests/e2e/faults/kill-sshd tests/e2e/faults/fill-disk tests/e2e/faults/hang images/build-base tests/deps.sh \
 	tests/run-suite .ci/run playbooks/roles/host/files/kvm-probe \
 	playbooks/roles/run/files/make-bundle playbooks/roles/run/files/build-selftests \
 	tests/e2e/multi-hv/run tests/e2e/multi-hv/hv2 tests/minbase-tarball playbooks/regress
@@ -75,6 +76,8 @@ e2e:
 # Guests that fail outside an experiment: a panic at boot, a QEMU stopped
 # with SIGSTOP during install; the guest after them must still run
 # (tests/e2e/rescue-run; a documented run, playbooks/README.md).
+# HUGELAB_RESCUE_CASES=during: sshd killed, the disk full, workloads that
+# never exit, each during an experiment; =all: both.
 e2e-rescue:
 	tests/e2e/rescue-run
 
