@@ -303,9 +303,10 @@ def lab_exp_deadline(stderr_lines, msg, timeout_s, async_s):
     exceeded')."""
     if ASYNC_LIMIT in str(msg):
         return ('did not end within the lab\'s limit of %s s (timeout_s %s '
-                '+ 60): the job was killed by Ansible\'s async_wrapper (a '
-                'process it started outlived timeout and kept the job '
-                'running)' % (async_s, timeout_s))
+                '+ run_async_grace_s %s): the job was killed by Ansible\'s '
+                'async_wrapper (a process it started outlived timeout and '
+                'kept the job running)'
+                % (async_s, timeout_s, as_int(async_s) - as_int(timeout_s)))
     sigs = []
     for line in stderr_lines or []:
         m = TIMEOUT_SIGNAL.search(str(line))
