@@ -387,3 +387,212 @@ def test_vanished_play_records_a_dropped_guest(tmp_path):
     assert doc["docs"]["hl-idle"] == {}
     assert doc["collect"] == ["hl-gone", "hl-fine"]
     assert doc["outcome"] == ["hl-gone: guest not ok"]
+
+
+def rescue_play(tmp_path, console, console_from, msg):
+    """Runs tasks/guest-failed.yml (the guests play's rescue) for a guest
+    whose console.log is `console`, after a task failed with `msg`;
+    console_from: the guest_console_from it has (None: none).  Returns
+    its guest_status, guest_failure and guest_console_excerpt."""
+    gdir = tmp_path / "guests"
+    (gdir / "hl-x").mkdir(parents=True, exist_ok=True)
+    (gdir / "hl-x" / "console.log").write_text(console)
+    out = tmp_path / "out.json"
+    inv = {"all": {
+        "vars": {"guest_console_tail_lines": 400,
+                 "guest_console_excerpt_lines": 30,
+                 "console_fail_patterns": ["Kernel panic", "BUG:"],
+                 "guest_dir": str(gdir)},
+        "children": {
+            "hypervisors": {"hosts": {"localhost": {
+                "ansible_connection": "local",
+                "libvirt_uri": "qemu:///session?socket=%s"
+                % (tmp_path / "no-libvirt")}}},
+            "guests": {"hosts": {"hl-x": {
+                "ansible_connection": "local", "hypervisor": "localhost",
+                "domain_name": "hl-x"}}}}}}
+    (tmp_path / "hosts.yml").write_text(json.dumps(inv))
+    setup = {"guest_status": "ok"}
+    if console_from is not None:
+        setup["guest_console_from"] = console_from
+    (tmp_path / "play.yml").write_text(json.dumps([
+        {"name": "guests", "hosts": "hl-x", "gather_facts": False,
+         "tasks": [{"block": [
+             {"ansible.builtin.set_fact": setup},
+             {"ansible.builtin.fail": {"msg": msg}}],
+             "rescue": [{"ansible.builtin.include_tasks": os.path.join(
+                 TOP, "playbooks", "tasks", "guest-failed.yml")}]},
+             {"ansible.builtin.copy": {
+                 "dest": str(out),
+                 "content": "{{ {'status': guest_status, 'failure': "
+                 "guest_failure, 'excerpt': guest_console_excerpt}"
+                 " | to_json }}"},
+              "delegate_to": "localhost"}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(TOP, "ansible.cfg"),
+               ANSIBLE_FILTER_PLUGINS=filters.DIR,
+               ANSIBLE_STDOUT_CALLBACK="default",
+               ANSIBLE_CALLBACKS_ENABLED="")
+    p = subprocess.run(["ansible-playbook", "-i", str(tmp_path / "hosts.yml"),
+                        str(tmp_path / "play.yml")], cwd=TOP, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:]
+    return json.loads(out.read_text())
+
+
+EARLIER = ("[    0.0] Linux version 6.1 (an earlier boot)\n"
+           "[    6.4] Kernel panic - not syncing: an earlier boot's panic\n"
+           "[    6.5] ---[ end Kernel panic - not syncing ]---\n")
+LATER = ("[    0.0] Linux version 6.1 (this boot)\n"
+         "hugelab-fault: killing sshd\n"
+         "Debian GNU/Linux 12 hl-x ttyS0\n")
+LOST = ("hl-x: unreachable during run: wait for kill-sshd: Failed to "
+        "connect to the host via ssh: kex_exchange_identification: "
+        "Connection closed by remote host")
+
+
+def test_rescue_reads_only_this_boots_console(tmp_path):
+    """The console log is appended to across boots: the rescue reads from
+    guest_console_from (the start of this run's boot, set by the fleet
+    role and at the batch's start), so the panic of an earlier boot does
+    not label a later failure 'panic' nor fill its excerpt.  Before, it
+    read the file's last 400 lines: status panic, the old panic in the
+    excerpt."""
+    doc = rescue_play(tmp_path, EARLIER + LATER, len(EARLIER.encode()), LOST)
+    assert doc["status"] == "unreachable", doc
+    assert not any("panic" in x for x in doc["excerpt"]), doc
+    assert "hugelab-fault: killing sshd" in doc["excerpt"]
+    assert doc["failure"].endswith(LOST)
+    # a panic of this boot still counts
+    doc = rescue_play(tmp_path, EARLIER + LATER + PANIC + "\n",
+                      len(EARLIER.encode()), LOST)
+    assert doc["status"] == "panic" and PANIC in doc["excerpt"], doc
+    # no position known (a guest rescued before its batch noted one): the
+    # whole log's end, as before
+    doc = rescue_play(tmp_path, EARLIER + LATER, None, LOST)
+    assert doc["status"] == "panic", doc
+    # a log shorter than the position (removed and begun again): nothing
+    doc = rescue_play(tmp_path, LATER, 10 ** 6, LOST)
+    assert doc["status"] == "unreachable" and doc["excerpt"] == [], doc
+
+
+def test_fleet_and_batch_set_the_console_position():
+    """guest_console_from is set where the guest's batch begins and after
+    each domain start of the fleet role (its size before the boot)."""
+    life = flat(task_list("playbooks/tasks/guest-lifecycle.yml"))
+    setters = [t for t in life if "guest_console_from" in str(
+        t.get("ansible.builtin.set_fact", ""))]
+    assert len(setters) == 1
+    assert "guest_console_at_batch.stat.size" in str(setters[0])
+    dom = task_list("playbooks/roles/fleet/tasks/domain.yml")
+    names = [t.get("name") for t in dom]
+    i = names.index("Start the domain")
+    assert "guest_console_from" in str(dom[i + 1])
+    assert "fleet_console_before.stat.size" in str(dom[i + 1])
+    for path in ("playbooks/tasks/guest-failed.yml",
+                 "playbooks/tasks/guest-vanished.yml"):
+        assert "guest_console_from" in str(task_list(path)[0]), path
+
+
+TERM = ("timeout: sending signal TERM to command "
+        "\u2018/root/hugelab/bin/x\u2019")
+KILL = "timeout: sending signal KILL to command 'x'"
+
+
+def test_deadline_named():
+    """An experiment that ignored its deadline is a timeout, and says how
+    the deadline ended it; before (no timeout --verbose, no note) the
+    SIGKILLed one (rc -9) and the one async_wrapper killed (no rc) were
+    plain 'fail'."""
+    d = F.lab_exp_deadline(["work", TERM, KILL], "", 20, 80)
+    assert d == ("ignored its deadline: still running after SIGTERM at "
+                 "its timeout_s (20 s), killed by SIGKILL 10 s later")
+    assert F.lab_exp_status(False, -9, "", "", [], d) == "timeout"
+    assert F.lab_exp_status(False, -9, "", "", []) == "fail"
+    d = F.lab_exp_deadline([TERM], "", "30", "90")
+    assert d == "stopped at its timeout_s (30 s) by SIGTERM"
+    d = F.lab_exp_deadline([], "Timeout exceeded", 20, 80)
+    assert d.startswith("did not end within the lab's limit of 80 s "
+                        "(timeout_s 20 + run_async_grace_s 60): the job "
+                        "was killed by Ansible's async_wrapper")
+    assert F.lab_exp_status(False, -1, "Timeout exceeded", "", [], d) == \
+        "timeout"
+    # ended by itself: no note, statuses as before
+    assert F.lab_exp_deadline(["timeout: 3 left"], "", 20, 80) == ""
+    assert F.lab_exp_deadline(None, None, 20, 80) == ""
+    assert F.lab_exp_status(False, 0, "", "ok", [], "") == "ok"
+
+
+def test_guest_status_after_an_experiment():
+    # before: 'timeout' for any dead wait, 'ok' after a deadline timeout
+    assert F.lab_run_guest_status([], "ok", "timeout", True) == \
+        "unreachable"
+    assert F.lab_run_guest_status([PANIC], "ok", "timeout", True) == "panic"
+    assert F.lab_run_guest_status([], "ok", "timeout", False) == "timeout"
+    assert F.lab_run_guest_status([], "ok", "fail", False) == "ok"
+    assert F.lab_run_guest_status([], "ok", "ok", False) == "ok"
+    # an earlier experiment's timeout stays
+    assert F.lab_run_guest_status([], "timeout", "ok", False) == "timeout"
+
+
+ENOSPC_TMP = ("mkdir: cannot create directory \u2018/root/.ansible/tmp/"
+              "ansible-tmp-1\u2019: No space left on device")
+
+
+def test_errors_name_a_full_disk():
+    # Ansible says a guest whose disk is full is unreachable (no temporary
+    # directory): the failure says the disk is full
+    msg = F.lab_unreachable_msg({"unreachable": True, "msg": ENOSPC_TMP},
+                                "hl-rs-full", "run: wait for fill-disk")
+    assert msg == ("hl-rs-full: unreachable during run: wait for fill-disk: "
+                   "the guest's disk is full (No space left on device): "
+                   + ENOSPC_TMP)
+    assert F.lab_failed_status("ok", msg) == "unreachable"
+    # a module that cannot unpack: the cause is in module_stderr
+    mod = {"failed": True, "msg": "MODULE FAILURE\nSee stdout/stderr for "
+           "the exact error", "module_stderr": "Traceback (most recent "
+           "call last):\n  File x\nOSError: [Errno 28] No space left on "
+           "device: '/tmp/ansible_x'\n", "rc": 1}
+    assert F.lab_error_text(mod) == (
+        "the guest's disk is full (No space left on device): MODULE "
+        "FAILURE See stdout/stderr for the exact error: OSError: [Errno "
+        "28] No space left on device: '/tmp/ansible_x'")
+    assert F.lab_error_text({"msg": "x", "stderr": "x"}) == "x"
+    assert F.lab_error_text({}) == "" and F.lab_error_text(None) == ""
+
+
+def test_wait_failure_and_fetch_note():
+    lost = {"unreachable": True, "msg": "Failed to connect to the host via "
+            "ssh: kex_exchange_identification: Connection closed by remote "
+            "host"}
+    assert F.lab_wait_failure(lost, {}, "hl-rs-sshd", "kill-sshd") == (
+        "hl-rs-sshd: unreachable during run: wait for kill-sshd: Failed to "
+        "connect to the host via ssh: kex_exchange_identification: "
+        "Connection closed by remote host")
+    # the tick answered, the job's status read found the guest gone
+    assert "unreachable during run: wait for e" in F.lab_wait_failure(
+        {"stdout_lines": ["finished"]}, lost, "g", "e")
+    # the job's status could not be read (a module failure)
+    mod = {"failed": True, "msg": "MODULE FAILURE", "module_stderr":
+           "OSError: [Errno 28] No space left on device"}
+    assert F.lab_wait_failure({}, mod, "g", "e") == (
+        "g: e did not finish: the guest's disk is full (No space left on "
+        "device): MODULE FAILURE: OSError: [Errno 28] No space left on "
+        "device")
+    assert F.lab_wait_failure({}, {}, "g", "e") == \
+        "g: e did not finish: no job status"
+    # the fetch: skipped or fetched: nothing; a stat error it ignored, a
+    # missing file, unreachable: named
+    assert F.lab_fetch_note("e", {"skipped": True}) == []
+    assert F.lab_fetch_note("e", {"changed": True, "dest": "/x"}) == []
+    assert F.lab_fetch_note("e", {}) == []
+    assert F.lab_fetch_note("e", {
+        "msg": "the remote file does not exist, not transferring, "
+        "ignored"}) == ["results/e.json: not fetched: the remote file does "
+                        "not exist, not transferring, ignored"]
+    assert F.lab_fetch_note("e", {
+        "msg": "Failed to get information on remote file (/r/e.json): "
+        "MODULE FAILURE, ignored"})[0].startswith(
+            "results/e.json: not fetched: Failed to get information")
+    assert F.lab_fetch_note("e", {"unreachable": True, "msg": ENOSPC_TMP}) \
+        == ["results/e.json: not fetched: the guest's disk is full (No "
+            "space left on device): " + ENOSPC_TMP]
