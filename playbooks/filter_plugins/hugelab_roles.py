@@ -500,16 +500,28 @@ def lab_failed_experiments(experiments, current, failed):
 UNREACHABLE = ': unreachable during '
 
 
+# Ansible's words for an SSH connection that failed or broke (the
+# guest's sshd gone: connection refused, closed or reset).
+SSH_LOST = re.compile('Failed to connect to the host via ssh'
+                      '|Data could not be sent to remote host')
+
+
 def lab_failed_status(status, msg):
     """A failed guest's status when its console shows no panic: its own
     when not 'ok', else 'unreachable' when the failure came from a check
     after a task that found the guest unreachable (lab_unreachable_msg),
-    'timeout' when the failure message says 'timed out', else 'fail'."""
+    'timeout' when the failure message says 'timed out' (a guest that
+    hangs), 'unreachable' when it is another SSH failure (a task whose
+    connection broke while it ran fails instead of being unreachable,
+    e.g. the wait for an experiment when the guest's sshd was killed),
+    else 'fail'."""
     if status != 'ok':
         return status
     if UNREACHABLE in str(msg):
         return 'unreachable'
-    return 'timeout' if re.search('timed out', str(msg)) else 'fail'
+    if re.search('timed out', str(msg)):
+        return 'timeout'
+    return 'unreachable' if SSH_LOST.search(str(msg)) else 'fail'
 
 
 def lab_doc_note(name, is_file, doc):

@@ -596,3 +596,25 @@ def test_wait_failure_and_fetch_note():
     assert F.lab_fetch_note("e", {"unreachable": True, "msg": ENOSPC_TMP}) \
         == ["results/e.json: not fetched: the guest's disk is full (No "
             "space left on device): " + ENOSPC_TMP]
+
+
+def test_ssh_lost_is_unreachable():
+    """A task whose SSH connection broke while it ran (the wait for an
+    experiment whose guest's sshd was killed) fails, it is not
+    unreachable: its message makes the rescue's status 'unreachable' (so
+    the domain is stopped), not 'fail'; a hang's 'timed out' stays
+    'timeout'."""
+    for msg in ("Wait: g: e (e, timeout 120 s): Failed to connect to the "
+                "host via ssh: kex_exchange_identification: Connection "
+                "closed by remote host",
+                "Failed to connect to the host via ssh: ssh: connect to "
+                "host 127.0.0.1 port 22298: Connection refused",
+                'Data could not be sent to remote host "127.0.0.1". Make '
+                "sure this host can be reached over ssh: "):
+        assert F.lab_failed_status("ok", msg) == "unreachable", msg
+        assert F.lab_failed_status("timeout", msg) == "timeout"
+    assert F.lab_failed_status("ok", "Failed to connect to the host via "
+                               "ssh: Connection timed out during banner "
+                               "exchange") == "timeout"
+    assert F.lab_failed_status("ok", "g: experiments not ok: e (fail)") == \
+        "fail"
