@@ -618,3 +618,187 @@ def test_ssh_lost_is_unreachable():
                                "exchange") == "timeout"
     assert F.lab_failed_status("ok", "g: experiments not ok: e (fail)") == \
         "fail"
+
+
+# A "guest" program that kills the test's sshd (its listener, pid file
+# $1, and every process under it: the sessions, Ansible's wait among
+# them) 3 s after it starts, then runs on: what tests/e2e/faults/kill-sshd
+# does to a guest's sshd.
+KILL_SSHD = """#!/usr/bin/python3
+import os, signal, sys, time
+time.sleep(3)
+top = int(open(sys.argv[1]).read())
+kids = {}
+for p in os.listdir('/proc'):
+    if not p.isdigit():
+        continue
+    try:
+        stat = open('/proc/%s/stat' % p).read()
+        ppid = int(stat.rsplit(')', 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        continue
+    kids.setdefault(ppid, []).append(int(p))
+todo, tree = [top], []
+while todo:
+    p = todo.pop()
+    tree.append(p)
+    todo += kids.get(p, [])
+for p in tree:
+    try:
+        os.kill(p, signal.SIGTERM)
+    except OSError:
+        pass
+time.sleep(120)
+"""
+
+SSHD_CONFIG = """Port {port}
+ListenAddress 127.0.0.1
+HostKey {d}/hostkey
+AuthorizedKeysFile {d}/client.pub
+PidFile {d}/sshd.pid
+UsePAM no
+PermitRootLogin prohibit-password
+StrictModes no
+LogLevel ERROR
+"""
+
+
+def loopback_sshd(d):
+    """An sshd of the test's own on a free loopback port (its own keys;
+    /run/sshd, its privilege separation directory, on a tmpfs of its own
+    mount namespace), or None when this machine cannot run one.  Returns
+    (port, pidfile)."""
+    import shutil
+    if os.geteuid() != 0 or not shutil.which("unshare") or \
+            not os.path.exists("/usr/sbin/sshd"):
+        return None
+    for key in ("hostkey", "client"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "",
+                        "-f", str(d / key)], check=True)
+    port = free_port()
+    (d / "sshd_config").write_text(SSHD_CONFIG.format(port=port, d=d))
+    subprocess.Popen(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         "mount -t tmpfs tmpfs /run && mkdir -m 755 /run/sshd && "
+         "exec /usr/sbin/sshd -D -e -f %s" % (d / "sshd_config")],
+        stdout=subprocess.DEVNULL, stderr=open(d / "sshd.log", "w"))
+    for _ in range(50):
+        try:
+            with socket.create_connection(("127.0.0.1", port), 1) as s:
+                if s.recv(4) == b"SSH-":
+                    return port, d / "sshd.pid"
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return None
+
+
+def test_sshd_killed_during_the_wait(tmp_path):
+    """The fault matrix's sshd case without a guest: the run role's
+    experiment (roles/run/tasks/experiment.yml, its wait on the "guest"
+    over SSH) and the guests play's rescue (tasks/guest-failed.yml), on
+    this machine through an sshd of the test's own that the experiment
+    kills.  The wait's connection breaks under its running task, which
+    then fails (not unreachable) and the rescue runs: status
+    'unreachable' (so the domain is stopped), the experiment a timeout,
+    the failure naming ssh's error.  Before: status 'fail', the domain
+    left running."""
+    started = loopback_sshd(tmp_path)
+    if started is None:
+        import pytest
+        pytest.skip("no sshd, unshare or root here")
+    port, pidfile = started
+    guest = tmp_path / "guest"
+    for d in ("bin", "results"):
+        (guest / d).mkdir(parents=True)
+    prog = guest / "bin" / "killer"
+    prog.write_text(KILL_SSHD)
+    prog.chmod(0o755)
+    gdir = tmp_path / "guests"
+    (gdir / "hl-x").mkdir(parents=True)
+    (gdir / "hl-x" / "console.log").write_text(EARLIER + LATER)
+    (tmp_path / "host" / "results").mkdir(parents=True)
+    out = tmp_path / "out.json"
+    inv = {"all": {
+        "vars": {"guest_console_tail_lines": 400,
+                 "guest_console_excerpt_lines": 30,
+                 "console_fail_patterns": ["Kernel panic", "BUG:"],
+                 "guest_dir": str(gdir)},
+        "children": {
+            "hypervisors": {"hosts": {"localhost": {
+                "ansible_connection": "local",
+                "ansible_python_interpreter": "/usr/bin/python3",
+                "libvirt_uri": "qemu:///session?socket=%s"
+                % (tmp_path / "no-libvirt")}}},
+            "guests": {"hosts": {"hl-x": {
+                "ansible_host": "127.0.0.1", "ansible_port": port,
+                "ansible_user": "root",
+                "ansible_python_interpreter": "/usr/bin/python3",
+                "ansible_ssh_private_key_file": str(tmp_path / "client"),
+                "ansible_ssh_common_args":
+                "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+                " -o LogLevel=ERROR -o ConnectTimeout=10"
+                " -o ServerAliveInterval=5 -o ServerAliveCountMax=3",
+                "ansible_control_path": "%s/cp-%%%%h-%%%%p" % tmp_path,
+                "hypervisor": "localhost", "domain_name": "hl-x",
+                "guest_console_from": len(EARLIER.encode())}}}}}}
+    (tmp_path / "hosts.yml").write_text(json.dumps(inv))
+    extra = {
+        "hugelab_repo": TOP, "lab_progress_s": 5, "experiment_timeout_s": 60,
+        "guest_workdir": str(guest),
+        "run_guest_results": str(guest / "results"),
+        "run_host_results": str(tmp_path / "host" / "results"),
+        "fleet_guest_dir": str(gdir / "hl-x"),
+        "lab_programs": {"killer": {"path": str(prog), "json_opt": "--json"}},
+        "exp": {"name": "kill-sshd", "program": "killer",
+                "args": str(pidfile), "timeout_s": 60}}
+    (tmp_path / "play.yml").write_text(json.dumps([
+        {"name": "guests", "hosts": "hl-x", "gather_facts": False,
+         "tasks": [{"block": [
+             {"ansible.builtin.set_fact": {
+                 "guest_experiments": [], "guest_status": "ok",
+                 "guest_console_warnings": 0, "guest_console_excerpt": []}},
+             {"ansible.builtin.include_role": {
+                 "name": "run", "tasks_from": "experiment"}}],
+             "rescue": [{"ansible.builtin.include_tasks": os.path.join(
+                 TOP, "playbooks", "tasks", "guest-failed.yml")}]},
+             {"ansible.builtin.copy": {
+                 "dest": str(out),
+                 "content": "{{ {'status': guest_status, 'failure': "
+                 "guest_failure | default(''), 'exps': guest_experiments,"
+                 " 'excerpt': guest_console_excerpt} | to_json }}"},
+              "delegate_to": "localhost"}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(TOP, "ansible.cfg"),
+               ANSIBLE_FILTER_PLUGINS=filters.DIR,
+               ANSIBLE_ROLES_PATH=os.path.join(TOP, "playbooks", "roles"),
+               ANSIBLE_STDOUT_CALLBACK="default",
+               ANSIBLE_CALLBACKS_ENABLED="",
+               ANSIBLE_REMOTE_TEMP=str(tmp_path / "rtmp"),
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "ltmp"))
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(
+            ["ansible-playbook", "-i", str(tmp_path / "hosts.yml"),
+             str(tmp_path / "play.yml"), "-e", json.dumps(extra)],
+            cwd=TOP, env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        # the killer (under async_wrapper, outside sshd's tree) and a
+        # listener it did not get
+        subprocess.run(["pkill", "-f", str(prog)], check=False)
+        try:
+            os.kill(int(pidfile.read_text()), 9)
+        except (OSError, ValueError):
+            pass
+    took = time.monotonic() - t0
+    assert p.returncode == 0, p.stdout[-4000:]
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "unreachable", (doc, p.stdout[-3000:])
+    assert "ssh" in doc["failure"] and "kill-sshd" in doc["failure"], doc
+    exps = {e["name"]: e for e in doc["exps"]}
+    assert exps["kill-sshd"]["status"] == "timeout", doc
+    assert "hugelab-fault: killing sshd" in doc["excerpt"]
+    assert not any("earlier boot" in x for x in doc["excerpt"]), doc
+    # the rescue's destroy of the domain ran (it is skipped for 'fail')
+    stop = p.stdout.split("TASK [Stop the broken guest's domain")[1]
+    assert stop.split("TASK [")[0].count("ok: [hl-x") == 1, stop[:500]
+    assert took < 120, took
