@@ -693,27 +693,14 @@ def loopback_sshd(d):
     return None
 
 
-def test_sshd_killed_during_the_wait(tmp_path):
-    """The fault matrix's sshd case without a guest: the run role's
-    experiment (roles/run/tasks/experiment.yml, its wait on the "guest"
-    over SSH) and the guests play's rescue (tasks/guest-failed.yml), on
-    this machine through an sshd of the test's own that the experiment
-    kills.  The wait's connection breaks under its running task, which
-    then fails (not unreachable) and the rescue runs: status
-    'unreachable' (so the domain is stopped), the experiment a timeout,
-    the failure naming ssh's error.  Before: status 'fail', the domain
-    left running."""
-    started = loopback_sshd(tmp_path)
-    if started is None:
-        import pytest
-        pytest.skip("no sshd, unshare or root here")
-    port, pidfile = started
-    guest = tmp_path / "guest"
-    for d in ("bin", "results"):
-        (guest / d).mkdir(parents=True)
-    prog = guest / "bin" / "killer"
-    prog.write_text(KILL_SSHD)
-    prog.chmod(0o755)
+def loopback_guest_run(tmp_path, port, workdir, exp, programs,
+                       pre_tasks=()):
+    """Runs one experiment of the run role (roles/run/tasks/experiment.yml,
+    its wait on the "guest" over SSH) with the guests play's rescue
+    (tasks/guest-failed.yml) on guest hl-x, this machine reached through
+    the loopback sshd on `port`; the guest's programs in `workdir`/bin
+    (pre_tasks put them there), its console EARLIER + LATER.  Returns
+    (ansible-playbook's result, {status, failure, exps, excerpt})."""
     gdir = tmp_path / "guests"
     (gdir / "hl-x").mkdir(parents=True)
     (gdir / "hl-x" / "console.log").write_text(EARLIER + LATER)
@@ -745,16 +732,16 @@ def test_sshd_killed_during_the_wait(tmp_path):
     (tmp_path / "hosts.yml").write_text(json.dumps(inv))
     extra = {
         "hugelab_repo": TOP, "lab_progress_s": 5, "experiment_timeout_s": 60,
-        "guest_workdir": str(guest),
-        "run_guest_results": str(guest / "results"),
+        "guest_workdir": str(workdir),
+        "run_guest_results": "%s/results" % workdir,
         "run_host_results": str(tmp_path / "host" / "results"),
         "fleet_guest_dir": str(gdir / "hl-x"),
-        "lab_programs": {"killer": {"path": str(prog), "json_opt": "--json"}},
-        "exp": {"name": "kill-sshd", "program": "killer",
-                "args": str(pidfile), "timeout_s": 60}}
+        "lab_programs": {n: {"path": "%s/bin/%s" % (workdir, n),
+                             "json_opt": "--json"} for n in programs},
+        "exp": exp}
     (tmp_path / "play.yml").write_text(json.dumps([
         {"name": "guests", "hosts": "hl-x", "gather_facts": False,
-         "tasks": [{"block": [
+         "tasks": [{"block": list(pre_tasks) + [
              {"ansible.builtin.set_fact": {
                  "guest_experiments": [], "guest_status": "ok",
                  "guest_console_warnings": 0, "guest_console_excerpt": []}},
@@ -773,14 +760,47 @@ def test_sshd_killed_during_the_wait(tmp_path):
                ANSIBLE_ROLES_PATH=os.path.join(TOP, "playbooks", "roles"),
                ANSIBLE_STDOUT_CALLBACK="default",
                ANSIBLE_CALLBACKS_ENABLED="",
-               ANSIBLE_REMOTE_TEMP=str(tmp_path / "rtmp"),
                ANSIBLE_LOCAL_TEMP=str(tmp_path / "ltmp"))
+    p = subprocess.run(
+        ["ansible-playbook", "-i", str(tmp_path / "hosts.yml"),
+         str(tmp_path / "play.yml"), "-e", json.dumps(extra)],
+        cwd=TOP, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-4000:]
+    return p, json.loads(out.read_text())
+
+
+def destroy_ran(stdout):
+    """Whether the rescue's destroy of the domain ran (it is skipped for a
+    status 'fail')."""
+    stop = stdout.split("TASK [Stop the broken guest's domain")[1]
+    return stop.split("TASK [")[0].count("ok: [hl-x") == 1
+
+
+def test_sshd_killed_during_the_wait(tmp_path):
+    """The fault matrix's sshd case without a guest: the run role's
+    experiment and the guests play's rescue on this machine, through an
+    sshd of the test's own that the experiment kills (KILL_SSHD).  The
+    wait's connection breaks under its running task, which then fails
+    (not unreachable) and the rescue runs: status 'unreachable' (so the
+    domain is stopped), the experiment a timeout, the failure naming
+    ssh's error.  Before: status 'fail', the domain left running."""
+    started = loopback_sshd(tmp_path)
+    if started is None:
+        import pytest
+        pytest.skip("no sshd, unshare or root here")
+    port, pidfile = started
+    guest = tmp_path / "guest"
+    for d in ("bin", "results"):
+        (guest / d).mkdir(parents=True)
+    prog = guest / "bin" / "killer"
+    prog.write_text(KILL_SSHD)
+    prog.chmod(0o755)
     t0 = time.monotonic()
     try:
-        p = subprocess.run(
-            ["ansible-playbook", "-i", str(tmp_path / "hosts.yml"),
-             str(tmp_path / "play.yml"), "-e", json.dumps(extra)],
-            cwd=TOP, env=env, capture_output=True, text=True, timeout=300)
+        p, doc = loopback_guest_run(
+            tmp_path, port, guest,
+            {"name": "kill-sshd", "program": "killer",
+             "args": str(pidfile), "timeout_s": 60}, ["killer"])
     finally:
         # the killer (under async_wrapper, outside sshd's tree) and a
         # listener it did not get
@@ -790,15 +810,11 @@ def test_sshd_killed_during_the_wait(tmp_path):
         except (OSError, ValueError):
             pass
     took = time.monotonic() - t0
-    assert p.returncode == 0, p.stdout[-4000:]
-    doc = json.loads(out.read_text())
     assert doc["status"] == "unreachable", (doc, p.stdout[-3000:])
     assert "ssh" in doc["failure"] and "kill-sshd" in doc["failure"], doc
     exps = {e["name"]: e for e in doc["exps"]}
     assert exps["kill-sshd"]["status"] == "timeout", doc
     assert "hugelab-fault: killing sshd" in doc["excerpt"]
     assert not any("earlier boot" in x for x in doc["excerpt"]), doc
-    # the rescue's destroy of the domain ran (it is skipped for 'fail')
-    stop = p.stdout.split("TASK [Stop the broken guest's domain")[1]
-    assert stop.split("TASK [")[0].count("ok: [hl-x") == 1, stop[:500]
+    assert destroy_ran(p.stdout), p.stdout[-3000:]
     assert took < 120, took
