@@ -22,9 +22,9 @@ playbooks/tests/test_roles_filters.py).
   status, how its deadline ended it, and its guest's status after it (the
   run role's experiment record);
 - lab_error_text, lab_wait_failure, lab_fetch_note: what went wrong in a
-  task result on the guest (ENOSPC named), why the wait for an
-  experiment gave the guest up, why its result was not fetched (the run
-  role);
+  task result on the guest (ENOSPC named; also a failed guest's failure,
+  playbooks/tasks/guest-failed.yml), why the wait for an experiment gave
+  the guest up, why its result was not fetched (the run role);
 - lab_fleet_pools: a guest's hugepage pools on its kernel command line (the
   fleet role's fleet_pools);
 - lab_peers: the guests of a hypervisor in a play (site.yml's lab_peers);

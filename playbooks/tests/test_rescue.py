@@ -473,6 +473,14 @@ def test_rescue_reads_only_this_boots_console(tmp_path):
     # a log shorter than the position (removed and begun again): nothing
     doc = rescue_play(tmp_path, LATER, 10 ** 6, LOST)
     assert doc["status"] == "unreachable" and doc["excerpt"] == [], doc
+    # the failure names a full disk (a task that failed on it)
+    doc = rescue_play(tmp_path, LATER, 0, "failed to transfer file to "
+                      "/root/x: scp: /root/x: No space left on device")
+    assert doc["status"] == "fail", doc
+    assert doc["failure"].endswith(
+        ": the guest's disk is full (No space left on "
+        "device): failed to transfer file to /root/x: scp: /root/x: No "
+        "space left on device"), doc
 
 
 def test_fleet_and_batch_set_the_console_position():
