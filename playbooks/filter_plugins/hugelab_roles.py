@@ -343,13 +343,15 @@ DISK_FULL = re.compile(r'No space left on device|\[Errno 28\]')
 
 def lab_error_text(result):
     """One line of what went wrong in a task result: its msg and the last
-    line of its module_stderr or stderr (a MODULE FAILURE's msg alone
-    does not say why), prefixed with "the guest's disk is full" when the
-    text shows ENOSPC; '' for a result without either."""
+    line of its module_stderr, module_stdout or stderr (a MODULE
+    FAILURE's msg alone does not say why; a module that could not unpack
+    itself on a full disk has its traceback on stdout), prefixed with
+    "the guest's disk is full" when the text shows ENOSPC; '' for a
+    result without either."""
     if not isinstance(result, dict):
         return ''
     parts = [' '.join(str(result.get('msg') or '').split())]
-    for key in ('module_stderr', 'stderr'):
+    for key in ('module_stderr', 'module_stdout', 'stderr'):
         tail = [x.strip() for x in str(result.get(key) or '').splitlines()
                 if x.strip()]
         if tail and tail[-1] not in parts[0]:

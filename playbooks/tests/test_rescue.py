@@ -564,6 +564,20 @@ def test_errors_name_a_full_disk():
         "the guest's disk is full (No space left on device): MODULE "
         "FAILURE See stdout/stderr for the exact error: OSError: [Errno "
         "28] No space left on device: '/tmp/ansible_x'")
+    # the next experiment's start on the disk fill-disk left full (a real
+    # guest, hl-rs-full): async_wrapper could not unpack itself, its
+    # traceback on stdout
+    start = {"changed": True, "module_stderr": "", "module_stdout":
+             "Traceback (most recent call last):\r\n  File \"/root/.ansible"
+             "/tmp/ansible-tmp-1/async_wrapper.py\", line 95, in "
+             "_ansiballz_main\r\n    modlib.write(base64.b64decode(ZIPDATA)"
+             ")\r\nOSError: [Errno 28] No space left on device\r\n",
+             "msg": "MODULE FAILURE\nSee stdout/stderr for the exact error",
+             "rc": 1}
+    assert F.lab_error_text(start) == (
+        "the guest's disk is full (No space left on device): MODULE "
+        "FAILURE See stdout/stderr for the exact error: OSError: [Errno "
+        "28] No space left on device")
     assert F.lab_error_text({"msg": "x", "stderr": "x"}) == "x"
     assert F.lab_error_text({}) == "" and F.lab_error_text(None) == ""
 
