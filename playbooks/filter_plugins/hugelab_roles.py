@@ -294,13 +294,15 @@ TIMEOUT_SIGNAL = re.compile(r'timeout: sending signal (\w+) to command')
 ASYNC_LIMIT = 'Timeout exceeded'
 
 
-def lab_exp_deadline(stderr_lines, msg, timeout_s, async_s):
+def lab_exp_deadline(stderr_lines, msg, timeout_s, async_s, seconds=None):
     """How an experiment's deadline ended it, as a note for its
     stderr_tail, or '' when it ended by itself: stopped at timeout_s
     (timeout's SIGTERM), killed 10 s later when it ignored that
     (SIGKILL), or killed by Ansible's async_wrapper at async_s when
     something it started outlived timeout and held the job (msg 'Timeout
-    exceeded')."""
+    exceeded').  seconds: how long the job took; a job that ended more
+    than 15 s after timeout's last signal was held by something the
+    program left (its output kept open), and the note says so."""
     if ASYNC_LIMIT in str(msg):
         return ('did not end within the lab\'s limit of %s s (timeout_s %s '
                 '+ run_async_grace_s %s): the job was killed by Ansible\'s '
@@ -313,13 +315,21 @@ def lab_exp_deadline(stderr_lines, msg, timeout_s, async_s):
         if m:
             sigs.append(m.group(1))
     if 'KILL' in sigs:
-        return ('ignored its deadline: still running after SIGTERM at its '
+        note = ('ignored its deadline: still running after SIGTERM at its '
                 'timeout_s (%s s), killed by SIGKILL 10 s later'
                 % timeout_s)
-    if sigs:
-        return 'stopped at its timeout_s (%s s) by SIG%s' % (
+        last = as_int(timeout_s) + 10
+    elif sigs:
+        note = 'stopped at its timeout_s (%s s) by SIG%s' % (
             timeout_s, sigs[0])
-    return ''
+        last = as_int(timeout_s)
+    else:
+        return ''
+    if seconds is not None and as_float(seconds) > last + 15:
+        note += ('; the job ended only %.1f s after it (%s s in all): a '
+                 'process it left kept the job\'s output open'
+                 % (as_float(seconds) - last, seconds))
+    return note
 
 
 def lab_run_guest_status(lines, status, exp_status, unreachable):

@@ -518,6 +518,15 @@ def test_deadline_named():
     assert F.lab_exp_status(False, -9, "", "", []) == "fail"
     d = F.lab_exp_deadline([TERM], "", "30", "90")
     assert d == "stopped at its timeout_s (30 s) by SIGTERM"
+    # hl-rs-hang's escape on a real guest: SIGTERM at 20 s, the job held
+    # until 54.3 s by the leftover writing to its output (rc 124)
+    d = F.lab_exp_deadline([TERM], "", 20, 80, "54.3")
+    assert d == ("stopped at its timeout_s (20 s) by SIGTERM; the job ended "
+                 "only 34.3 s after it (54.3 s in all): a process it left "
+                 "kept the job's output open")
+    assert F.lab_exp_status(False, 124, "", "", [], d) == "timeout"
+    assert F.lab_exp_deadline([TERM, KILL], "", 20, 80, 30.2).endswith(
+        "killed by SIGKILL 10 s later")
     d = F.lab_exp_deadline([], "Timeout exceeded", 20, 80)
     assert d.startswith("did not end within the lab's limit of 80 s "
                         "(timeout_s 20 + run_async_grace_s 60): the job "
