@@ -218,7 +218,7 @@ def timing_sections(tm):
     if not (tm["stages"] or any(g["recorded"] for g in tm["guests"])):
         return []
     s = Section("Timings")
-    s.table(["stage", "seconds"],
+    s.table(["stage", "time"],
             [[x["stage"], secs_text(x["seconds"])] for x in tm["stages"]],
             "Per stage (manifest.json timings)")
     if any(g["recorded"] for g in tm["guests"]):
@@ -243,17 +243,16 @@ def timing_sections(tm):
     o = tm["overhead"]
     if o is not None:
         s.para("The lab's own overhead (everything but kernel compilation "
-               "and the experiments' own run time): %s of the run's "
-               "%s (%s of it compiling kernels, %s of experiments' own run "
-               "time%s) = %s of the guests stage's %s (goal %s or less: "
-               "%s). Inside the guests stage alone: %s = %s." % (
-                   secs_text(o["seconds"]), secs_text(o["total_s"]),
-                   secs_text(o["compile_s"]), secs_text(o["experiments_s"]),
+               "and the experiments' own run time): the run's %s less %s "
+               "compiling kernels and %s of the experiments' own run "
+               "time%s = %s, %s of the guests stage (%s; goal %s or less: "
+               "%s). Inside the guests stage alone: %s, %s." % (
+                   secs_text(o["total_s"]), secs_text(o["compile_s"]),
+                   secs_text(o["experiments_s"]),
                    "" if tm["basis"] == "wall" else
-                   ", summed over guests: a guest's experiments without a "
-                   "start time", percent(o["share"]),
-                   secs_text(o["guests_stage_s"]),
-                   percent(o["goal"]),
+                   " (summed over guests: an experiment has no start "
+                   "time)", secs_text(o["seconds"]), percent(o["share"]),
+                   secs_text(o["guests_stage_s"]), percent(o["goal"]),
                    "met" if o["met"] else "NOT met",
                    secs_text(o["guests_stage_lab_s"]),
                    percent(o["guests_stage_share"])))
