@@ -53,7 +53,7 @@ LAB_PY := tests/check-tools playbooks/roles/validate/files/validate-inventory te
 	playbooks/tests/test_run_result.py playbooks/tests/test_selftest_run.py \
 	playbooks/tests/test_validate.py playbooks/tests/test_owner.py playbooks/tests/filters.py \
 	playbooks/filter_plugins/hugelab_lab.py playbooks/filter_plugins/hugelab_roles.py \
-	playbooks/tests/test_roles_filters.py playbooks/tests/test_rescue.py \
+	playbooks/tests/test_roles_filters.py playbooks/tests/test_rescue.py playbooks/tests/test_phases.py playbooks/tests/test_batch_collect.py \
 	playbooks/roles/fleet/files/boot-wait tests/e2e/fault-watch
 
 lint-lab:

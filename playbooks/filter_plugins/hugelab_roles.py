@@ -52,7 +52,13 @@ playbooks/tests/test_roles_filters.py).
   domain gone, or the boot timeout) and the pid file it watches;
 - lab_collect_guests, lab_vanished_guests: the guests of this run (also
   those that never got a status) and those that vanished without one (the
-  collect role, site.yml's play for guests dropped unreachable).
+  collect role, site.yml's play for guests dropped unreachable);
+- lab_guest_phases: the seconds of a guest's phases (boot, install,
+  experiments, collect) from the marks its lifecycle recorded
+  (playbooks/tasks/guest-lifecycle.yml; guest.json's phases);
+- lab_batch_members, lab_batch_pending: the guests of one batch and those
+  whose batch has not begun (the report after each batch:
+  playbooks/tasks/batch-collect.yml).
 """
 import json
 import re
@@ -170,7 +176,9 @@ def lab_guest_doc(g, name, hostvars):
     exps = [{'name': e['name'], 'program': e['program'],
              'status': e['status'], 'result': e['result'],
              'seconds': as_float(e['seconds']), 'rc': as_int(e['rc']),
-             'stderr_tail': e['stderr_tail']}
+             'stderr_tail': e['stderr_tail'],
+             **({'started_at': e['started_at']} if 'started_at' in e
+                else {})}
             for e in (g['guest_experiments']
                       if 'guest_experiments' in g else [])]
     excerpt = []
@@ -217,6 +225,8 @@ def lab_guest_doc(g, name, hostvars):
         'reboot_sshd_up_s': opt_float('fleet_reboot_to_ssh_s_sshd'),
         'experiments': exps,
     }
+    if 'guest_phase_marks' in g:
+        doc['phases'] = lab_guest_phases(g['guest_phase_marks'])
     # A twin of a regression fleet: its side and pair (compare --twins).
     if 'regress_side' in g and 'regress_pair' in g:
         doc['regress'] = {'side': g['regress_side'],
@@ -644,6 +654,80 @@ def lab_vanished_guests(guests, hostvars):
             and 'guest_status' not in hostvars[h]]
 
 
+# A guest's phases in order, each named by the mark its end sets
+# (playbooks/tasks/guest-lifecycle.yml): the fleet stage (disk, seed,
+# domain start until SSH answered), the install stage (kernel package,
+# reboot into it, verification), the run stage (the experiments and what
+# the lab does around them).
+PHASES = ('boot', 'install', 'experiments')
+
+
+def mark_time(marks, key):
+    """The epoch seconds of one mark, None when it is missing or not a
+    number."""
+    try:
+        return float(marks[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def lab_guest_phases(marks):
+    """guest.json's phases from a guest's marks (epoch seconds): start
+    (its batch began), boot, install, experiments (that phase ended), end
+    (its batch ended, after a rescue too), collect (its files were in the
+    run directory, playbooks/tasks/batch-collect.yml).  Each phase lasts
+    from the previous mark to its own; the phase under way when the guest
+    failed (its mark missing) lasts until end, and is failed_in; the
+    phases after it are None, and so is every phase without a start.
+    window: start to end; collect: end to collect.  Seconds rounded to
+    0.1."""
+    marks = marks if isinstance(marks, dict) else {}
+    out = {p: None for p in PHASES + ('collect', 'window')}
+    out['failed_in'] = None
+    prev = mark_time(marks, 'start')
+    end = mark_time(marks, 'end')
+    if prev is None:
+        return out
+    for p in PHASES:
+        t = mark_time(marks, p)
+        if t is None:
+            out['failed_in'] = p
+            if end is not None:
+                out[p] = round(max(end - prev, 0.0), 1)
+            break
+        out[p] = round(max(t - prev, 0.0), 1)
+        prev = t
+    if end is not None:
+        out['window'] = round(max(end - mark_time(marks, 'start'), 0.0), 1)
+        t = mark_time(marks, 'collect')
+        if t is not None:
+            out['collect'] = round(max(t - end, 0.0), 1)
+    return out
+
+
+def batch_index(hostvars, h):
+    """The batch number a guest recorded (guest_batch.index), else None."""
+    if 'guest_batch' not in hostvars[h]:
+        return None
+    b = hostvars[h]['guest_batch']
+    try:
+        return int(b['index'])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def lab_batch_members(hosts, hostvars, index):
+    """The hosts (in the given order) whose batch is the given one (by
+    the guest_batch each recorded when its batch began)."""
+    return [h for h in hosts if batch_index(hostvars, h) == as_int(index)]
+
+
+def lab_batch_pending(hosts, hostvars):
+    """The hosts (in the given order) whose batch has not begun: the
+    guests still to come."""
+    return [h for h in hosts if batch_index(hostvars, h) is None]
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -682,4 +766,7 @@ class FilterModule(object):
             'lab_qemu_pidfile': lab_qemu_pidfile,
             'lab_collect_guests': lab_collect_guests,
             'lab_vanished_guests': lab_vanished_guests,
+            'lab_guest_phases': lab_guest_phases,
+            'lab_batch_members': lab_batch_members,
+            'lab_batch_pending': lab_batch_pending,
         }

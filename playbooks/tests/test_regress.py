@@ -313,3 +313,28 @@ def test_driver_reports_each_compare_exit(compare_exit, want, verdict,
                       "regress.json").read_text())
     assert rec["verdict"].startswith(verdict)
     assert rec["compare_exit"] == want
+
+
+def test_driver_no_verdict_on_a_partial_round(tmp_path):
+    """A round whose site.yml died after a batch of guests leaves a
+    partial run directory (manifest status partial): no verdict, exit 2,
+    and compare is never asked."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    report = bin_ / "report"
+    report.write_text("#!/bin/sh\ntouch %s\nexit 0\n"
+                      % (tmp_path / "compared"))
+    fake = bin_ / "ansible-playbook"
+    fake.write_text((FAKE_ANSIBLE % {"runs": tmp_path / "runs",
+                                     "regress": tmp_path / "regress",
+                                     "report": report}).replace(
+        "echo '{}'", "echo '{\"status\": \"partial\"}'"))
+    for f in (report, fake):
+        f.chmod(0o755)
+    env = dict(os.environ, PATH="%s:%s" % (bin_, os.environ["PATH"]))
+    r = subprocess.run([DRIVER, "--id", "t1"], cwd=TOP, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert "no verdict: round 1 did not finish: its run directory is " \
+        "partial" in r.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "compared").exists()

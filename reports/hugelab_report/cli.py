@@ -134,7 +134,7 @@ def twin_sides(dirs):
     """(baseline views, candidate views, pairs) of twin runs: each run split
     by guest.json regress.side, guests named by their pair.  Every run
     must hold the same pairs."""
-    runs = [rundir.load(d) for d in dirs]
+    runs = [rundir.require_complete(rundir.load(d)) for d in dirs]
     pairs = None
     for r in runs:
         tw = rundir.twins(r)
@@ -162,8 +162,8 @@ def do_compare(a):
         base, cand, tw = twin_sides(a.twins)
     else:
         bdirs, cdirs = compare_sides(a)
-        base = [rundir.load(d) for d in bdirs]
-        cand = [rundir.load(d) for d in cdirs]
+        base = [rundir.require_complete(rundir.load(d)) for d in bdirs]
+        cand = [rundir.require_complete(rundir.load(d)) for d in cdirs]
     out = a.out or cand[0].path
     if os.path.exists(out) and not os.path.isdir(out):
         raise rundir.RunDirError("--out %s: not a directory" % out)

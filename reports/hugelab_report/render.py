@@ -8,7 +8,7 @@ import os
 import sys
 
 from . import (attribution, headline, junit, latency, latency_map, model,
-               plots, postgres, savings, summary)
+               plots, postgres, savings, summary, timing)
 from .fmt import (count_range, human_bytes, ns, num, page_size, pair,
                   params_text, pct, ratio, secs, sig3, verdict_text)
 from .latest import RUNS_DIR, LatestError, update_latest
@@ -23,6 +23,11 @@ def status_line(an):
     cls = "inconclusive" if lat.startswith("inconclusive") else "neutral"
     if lat == "decided":
         lat = "decided (see Headline)"
+    if an.get("partial") is not None:
+        # A run under way: nothing in its title reads as a final verdict.
+        c = an["counts"]
+        return ("PARTIAL (%d failed so far)" % c["failed"],
+                verdict_text(lat) + " so far", "inconclusive")
     return an["status"].upper(), verdict_text(lat), cls
 
 
@@ -76,8 +81,9 @@ def headline_sections(an):
 def _claim_tables(s, hl, c):
     s.para("Correctness: %s (%d checks, %d failed, %d skipped; "
            "details under Correctness and Checks)." % (
-               "pass" if hl["verdict"] == "ok" else "FAIL", c["checks"],
-               c["failed"], c["skipped"]))
+               {"ok": "pass", "partial": "not decided (partial report: "
+                "guests still to come)"}.get(hl["verdict"], "FAIL"),
+               c["checks"], c["failed"], c["skipped"]))
     s.table(["seed claim", "verdict", "measured"],
             [[x["claim"], verdict_text(x["verdict"]), x["evidence"]]
              for x in hl["claims"] if x.get("kind") != "latency"],
@@ -170,7 +176,8 @@ def provenance_sections(pv):
     src = pv.get("source") or {}
     s.para("Run `%s` (harness %s), %s to %s. Source package %s %s." % (
         pv["run_id"], pv.get("harness") or "n/a", pv.get("started_at"),
-        pv.get("finished_at"), src.get("package"), src.get("version")))
+        pv.get("finished_at") or "(still under way)", src.get("package"),
+        src.get("version")))
     rows = []
     for key, k in pv["kernels"].items():
         debs = ", ".join("%s sha256 %s" % (d["name"], d["sha256"])
@@ -203,6 +210,70 @@ def provenance_sections(pv):
     s.table(["guest", "experiment", "program", "fault lock", "parameters"],
             rows, "Workload parameters")
     return [s]
+
+
+def timing_sections(tm):
+    """Where the run's time went (timing.py): per stage, per guest phase,
+    and the lab's own overhead."""
+    if not (tm["stages"] or any(g["recorded"] for g in tm["guests"])):
+        return []
+    s = Section("Timings")
+    s.table(["stage", "time"],
+            [[x["stage"], secs_text(x["seconds"])] for x in tm["stages"]],
+            "Per stage (manifest.json timings)")
+    if any(g["recorded"] for g in tm["guests"]):
+        s.table(["guest", "batch", "status", "boot", "install",
+                 "experiments", "collect", "batch window",
+                 "experiments' own", "lab (window - own)",
+                 "first boot / reboot to SSH"],
+                [[g["guest"], "n/a" if g["batch"] is None else g["batch"],
+                  g["status"] + (" (in %s)" % g["failed_in"]
+                                 if g["failed_in"] else "")] +
+                 [secs_text(g[p]) for p in timing.PHASES] +
+                 [secs_text(g["window"]), secs_text(g["experiments_own"]),
+                  secs_text(g["lab"]),
+                  "%s / %s" % (secs_text(g["boot_to_ssh"]),
+                               secs_text(g["reboot_to_ssh"]))]
+                 for g in tm["guests"]],
+                "Per guest phase (guest.json phases; boot: disk, seed, "
+                "domain start until SSH answered; install: kernel package, "
+                "reboot into it, verification; experiments: the run stage; "
+                "collect: the guest's files into the run directory and the "
+                "report after its batch)")
+    o = tm["overhead"]
+    if o is not None:
+        s.para("The lab's own overhead (everything but kernel compilation "
+               "and the experiments' own run time): the run's %s less %s "
+               "compiling kernels and %s of the experiments' own run "
+               "time%s = %s, %s of the guests stage (%s; goal %s or less: "
+               "%s). Inside the guests stage alone: %s, %s." % (
+                   secs_text(o["total_s"]), secs_text(o["compile_s"]),
+                   secs_text(o["experiments_s"]),
+                   "" if tm["basis"] == "wall" else
+                   " (summed over guests: an experiment has no start "
+                   "time)", secs_text(o["seconds"]), percent(o["share"]),
+                   secs_text(o["guests_stage_s"]), percent(o["goal"]),
+                   "met" if o["met"] else "NOT met",
+                   secs_text(o["guests_stage_lab_s"]),
+                   percent(o["guests_stage_share"])))
+    return [s]
+
+
+def percent(x):
+    """A fraction as '13.7 %'."""
+    return "%.1f %%" % (100.0 * x)
+
+
+def secs_text(x):
+    """Seconds as '41.2 s' or '5 min 21 s', 'n/a' for None."""
+    if x is None:
+        return "n/a"
+    if x < 60:
+        return "%.1f s" % x
+    m, sec = divmod(int(round(x)), 60)
+    if m < 60:
+        return "%d min %02d s" % (m, sec)
+    return "%d h %02d min %02d s" % (m // 60, m % 60, sec)
 
 
 def savings_sections(sav):
@@ -861,6 +932,7 @@ def sections(an):
             latency_map_sections(an.get("latency_map")) +
             correctness_sections(an["correctness"], an["provenance"]) +
             checks_section(an) +
+            timing_sections(an["timing"]) +
             provenance_sections(an["provenance"]))
 
 

@@ -235,6 +235,19 @@ def load(path):
     return Run(os.path.abspath(path), manifest, guests)
 
 
+def require_complete(run):
+    """RunDirError for a run still under way (manifest status partial,
+    written after a batch of guests): it has no verdict to compare."""
+    m = run.manifest
+    if m.get("status") == "partial":
+        pending = [str(g) for g in m.get("pending") or []]
+        raise RunDirError("%s: a partial run (still to come: %s): compare "
+                          "runs that finished" % (
+                              run.path, ", ".join(pending) or
+                              "the final collect"))
+    return run
+
+
 # --- twin runs (the regression fleet: playbooks/regress) --------------------
 SIDES = ("baseline", "candidate")
 PAIR_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")

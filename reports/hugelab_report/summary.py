@@ -7,7 +7,7 @@ a platform's arithmetic."""
 import math
 
 from . import (VERSION, attribution, correctness, headline, latency,
-               latency_map, postgres, provenance, savings)
+               latency_map, postgres, provenance, savings, timing)
 
 SCHEMA = "hugelab.summary/1"
 
@@ -28,6 +28,24 @@ def clean(x):
     return x
 
 
+def partial(run):
+    """{pending, collected, text} of a run still under way (manifest
+    status partial, written after a batch of guests: reports/RUNDIR.md),
+    else None."""
+    m = run.manifest
+    if m.get("status") != "partial":
+        return None
+    pending = [str(g) for g in m.get("pending") or []]
+    collected = [g.name for g in run.guests]
+    text = ("rendered while the run is under way, from %d guest(s) "
+            "collected so far (%s); still to come: %s; the run's final "
+            "report replaces this one" % (
+                len(collected), ", ".join(collected) or "none",
+                ", ".join(pending) if pending else
+                "no guest (the run's final collect)"))
+    return {"pending": pending, "collected": collected, "text": text}
+
+
 def analyse(run, tolerance=0.25):
     """Everything the report shows, from a loaded run."""
     sav = savings.analyse(run, tolerance=tolerance)
@@ -35,7 +53,13 @@ def analyse(run, tolerance=0.25):
     cor = correctness.analyse(run)
     pg = postgres.analyse(run)
     checks = cor["checks"] + sav["checks"] + pg.pop("checks")
-    if run.manifest.get("status") not in (None, "ok"):
+    part = partial(run)
+    if part is not None:
+        # A run still under way: no verdict on what has not run yet.
+        checks.insert(0, {"suite": "run", "name": "run complete",
+                          "status": "skip",
+                          "message": "partial report: %s" % part["text"]})
+    elif run.manifest.get("status") not in (None, "ok"):
         checks.insert(0, {"suite": "run", "name": "manifest status",
                           "status": "fail",
                           "message": "manifest status %s%s" % (
@@ -47,8 +71,13 @@ def analyse(run, tolerance=0.25):
         "schema": SCHEMA,
         "generator": "hugelab-report/%s" % VERSION,
         "run_id": run.run_id,
-        "status": "fail" if failed else "ok",
+        # partial: the run is still under way (manifest status partial):
+        # never ok, whatever the checks so far say.
+        "status": "partial" if part is not None else
+        "fail" if failed else "ok",
+        "partial": part,
         "provenance": provenance.analyse(run),
+        "timing": timing.analyse(run),
         "savings": {k: v for k, v in sav.items() if k != "checks"},
         "latency": lat,
         "attribution": attribution.analyse(run),

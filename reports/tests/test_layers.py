@@ -11,7 +11,7 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "hugelab_report")
 
 ANALYSIS = {"rundir", "model", "stats", "latency", "sweep", "savings",
-            "attribution",
+            "attribution", "timing", "latency_map",
             "correctness", "postgres", "provenance", "headline", "summary",
             "comparable", "maxt", "compare"}
 PRESENTATION = {"render", "compare_report", "pages", "plots", "junit"}
