@@ -8,6 +8,7 @@ import pytest
 
 import map_fixture
 from conftest import FIXTURES, load_json
+from test_golden import approx_equal
 from hugelab_report import latency_map as lm
 
 MS = 1_000_000
@@ -241,21 +242,6 @@ def map_fixtures():
         os.path.join(FIXTURES, n, "golden", "latency-map.json")))
 
 
-def close(a, b, path="$"):
-    if isinstance(a, float) or isinstance(b, float):
-        assert a == pytest.approx(b, rel=1e-6, abs=1e-9), path
-    elif isinstance(a, dict):
-        assert isinstance(b, dict) and sorted(a) == sorted(b), path
-        for k in a:
-            close(a[k], b[k], "%s.%s" % (path, k))
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            close(x, y, "%s[%d]" % (path, i))
-    else:
-        assert a == b, path
-
-
 def test_there_is_a_map_fixture():
     assert map_fixtures(), "no latency-map fixture under reports/tests"
 
@@ -263,9 +249,10 @@ def test_there_is_a_map_fixture():
 @pytest.mark.parametrize("name", map_fixtures())
 def test_map_fixture_matches_golden(name):
     d = os.path.join(FIXTURES, name)
-    close(json.loads(json.dumps(map_fixture.golden_map(
+    approx_equal(json.loads(json.dumps(map_fixture.golden_map(
         d, os.path.join(d, "prediction")))),
         load_json(os.path.join(d, "golden", "latency-map.json")))
-    close(map_fixture.golden_attribution(os.path.join(d, "all-disruptors")),
-          load_json(os.path.join(d, "golden",
-                                 "attribution-all-disruptors.json")))
+    approx_equal(
+        map_fixture.golden_attribution(os.path.join(d, "all-disruptors")),
+        load_json(os.path.join(d, "golden",
+                               "attribution-all-disruptors.json")))
