@@ -54,6 +54,20 @@ def snapshot(tmp_path, run, n):
             for f in ("manifest.json", "report.md")]
 
 
+def play_ok(tmp_path, roles_path, timeout):
+    """ansible-playbook of tmp_path/play.yml on tmp_path/hosts.yml with the
+    lab's filters and ROLES_PATH; it must succeed."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(TOP, "ansible.cfg"),
+               ANSIBLE_FILTER_PLUGINS=filters.DIR,
+               ANSIBLE_ROLES_PATH=roles_path,
+               ANSIBLE_STDOUT_CALLBACK="default",
+               ANSIBLE_CALLBACKS_ENABLED="")
+    p = subprocess.run(["ansible-playbook", "-i", str(tmp_path / "hosts.yml"),
+                        str(tmp_path / "play.yml")], cwd=TOP, env=env,
+                       capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+
+
 def test_partial_reports_after_each_batch_then_final(tmp_path):
     runs = tmp_path / "runs"
     run = runs / "20261207T120000Z"
@@ -94,15 +108,7 @@ def test_partial_reports_after_each_batch_then_final(tmp_path):
         {"name": "collect", "hosts": "localhost", "gather_facts": False,
          "roles": [{"role": "stage", "stage": "collect"}, "collect"]}]
     (tmp_path / "play.yml").write_text(json.dumps(play))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(TOP, "ansible.cfg"),
-               ANSIBLE_FILTER_PLUGINS=filters.DIR,
-               ANSIBLE_ROLES_PATH=os.path.join(TOP, "playbooks", "roles"),
-               ANSIBLE_STDOUT_CALLBACK="default",
-               ANSIBLE_CALLBACKS_ENABLED="")
-    p = subprocess.run(["ansible-playbook", "-i", str(tmp_path / "hosts.yml"),
-                        str(tmp_path / "play.yml")], cwd=TOP, env=env,
-                       capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    play_ok(tmp_path, os.path.join(TOP, "playbooks", "roles"), 600)
 
     first = json.loads((tmp_path / "0-manifest.json").read_text())
     assert first["status"] == "partial" and first["finished_at"] is None
@@ -217,16 +223,8 @@ def test_lifecycle_marks_each_phase_and_reports_after_each_batch(tmp_path):
         {"name": "collect", "hosts": "localhost", "gather_facts": False,
          "roles": [{"role": "stage", "stage": "collect"}, "collect"]}]
     (tmp_path / "play.yml").write_text(json.dumps(play))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(TOP, "ansible.cfg"),
-               ANSIBLE_FILTER_PLUGINS=filters.DIR,
-               ANSIBLE_ROLES_PATH="%s:%s" % (
-                   roles, os.path.join(TOP, "playbooks", "roles")),
-               ANSIBLE_STDOUT_CALLBACK="default",
-               ANSIBLE_CALLBACKS_ENABLED="")
-    p = subprocess.run(["ansible-playbook", "-i", str(tmp_path / "hosts.yml"),
-                        str(tmp_path / "play.yml")], cwd=TOP, env=env,
-                       capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    lab_roles = os.path.join(TOP, "playbooks", "roles")
+    play_ok(tmp_path, "%s:%s" % (roles, lab_roles), 900)
 
     after0 = json.loads((tmp_path / "after-manifest.json").read_text())
     assert after0["status"] == "partial"
