@@ -297,6 +297,25 @@ def free_port():
     return port
 
 
+def write_inventory(tmp_path, gdir, guests, python=None):
+    """tmp_path/hosts.yml: a local hypervisor with no libvirt (its
+    ansible_python_interpreter when given), the guests (name -> host
+    vars), the console settings of the rescue and guest_dir gdir."""
+    hv = {"ansible_connection": "local",
+          "libvirt_uri": "qemu:///session?socket=%s"
+          % (tmp_path / "no-libvirt")}
+    if python:
+        hv["ansible_python_interpreter"] = python
+    inv = {"all": {
+        "vars": {"guest_console_tail_lines": 400,
+                 "guest_console_excerpt_lines": 30,
+                 "console_fail_patterns": ["Kernel panic", "BUG:"],
+                 "guest_dir": str(gdir)},
+        "children": {"hypervisors": {"hosts": {"localhost": hv}},
+                     "guests": {"hosts": guests}}}}
+    (tmp_path / "hosts.yml").write_text(json.dumps(inv))
+
+
 def test_vanished_play_records_a_dropped_guest(tmp_path):
     """playbooks/vanished.yml (site.yml imports it after the guests play):
     a guest that Ansible dropped unreachable (here: a ping to a closed
@@ -309,17 +328,7 @@ def test_vanished_play_records_a_dropped_guest(tmp_path):
     (gdir / "hl-gone" / "console.log").write_text(
         "[    0.0] Linux version 6.1\nDebian GNU/Linux 12 hl-gone ttyS0\n"
         "[  99.1] BUG: soft lockup - CPU#0 stuck for 22s!\n")
-    inv = {"all": {
-        "vars": {"guest_console_tail_lines": 400,
-                 "guest_console_excerpt_lines": 30,
-                 "console_fail_patterns": ["Kernel panic", "BUG:"],
-                 "guest_dir": str(gdir)},
-        "children": {
-            "hypervisors": {"hosts": {"localhost": {
-                "ansible_connection": "local",
-                "libvirt_uri": "qemu:///session?socket=%s"
-                % (tmp_path / "no-libvirt")}}},
-            "guests": {"hosts": {
+    write_inventory(tmp_path, gdir, guests={
                 "hl-gone": {"ansible_host": "127.0.0.1",
                             "ansible_port": free_port(),
                             "ansible_ssh_common_args":
@@ -332,8 +341,7 @@ def test_vanished_play_records_a_dropped_guest(tmp_path):
                             "domain_name": "hl-fine"},
                 "hl-idle": {"ansible_connection": "local",
                             "hypervisor": "localhost",
-                            "domain_name": "hl-idle"}}}}}}
-    (tmp_path / "hosts.yml").write_text(json.dumps(inv))
+                            "domain_name": "hl-idle"}})
     out = tmp_path / "out.json"
     (tmp_path / "play.yml").write_text(json.dumps([
         {"name": "guests", "hosts": "hl-gone:hl-fine",
@@ -398,20 +406,9 @@ def rescue_play(tmp_path, console, console_from, msg):
     (gdir / "hl-x").mkdir(parents=True, exist_ok=True)
     (gdir / "hl-x" / "console.log").write_text(console)
     out = tmp_path / "out.json"
-    inv = {"all": {
-        "vars": {"guest_console_tail_lines": 400,
-                 "guest_console_excerpt_lines": 30,
-                 "console_fail_patterns": ["Kernel panic", "BUG:"],
-                 "guest_dir": str(gdir)},
-        "children": {
-            "hypervisors": {"hosts": {"localhost": {
-                "ansible_connection": "local",
-                "libvirt_uri": "qemu:///session?socket=%s"
-                % (tmp_path / "no-libvirt")}}},
-            "guests": {"hosts": {"hl-x": {
+    write_inventory(tmp_path, gdir, guests={"hl-x": {
                 "ansible_connection": "local", "hypervisor": "localhost",
-                "domain_name": "hl-x"}}}}}}
-    (tmp_path / "hosts.yml").write_text(json.dumps(inv))
+                "domain_name": "hl-x"}})
     setup = {"guest_status": "ok"}
     if console_from is not None:
         setup["guest_console_from"] = console_from
@@ -737,30 +734,20 @@ def loopback_guest_run(tmp_path, port, workdir, exp, programs,
     (gdir / "hl-x" / "console.log").write_text(EARLIER + LATER)
     (tmp_path / "host" / "results").mkdir(parents=True)
     out = tmp_path / "out.json"
-    inv = {"all": {
-        "vars": {"guest_console_tail_lines": 400,
-                 "guest_console_excerpt_lines": 30,
-                 "console_fail_patterns": ["Kernel panic", "BUG:"],
-                 "guest_dir": str(gdir)},
-        "children": {
-            "hypervisors": {"hosts": {"localhost": {
-                "ansible_connection": "local",
-                "ansible_python_interpreter": "/usr/bin/python3",
-                "libvirt_uri": "qemu:///session?socket=%s"
-                % (tmp_path / "no-libvirt")}}},
-            "guests": {"hosts": {"hl-x": {
-                "ansible_host": "127.0.0.1", "ansible_port": port,
-                "ansible_user": "root",
-                "ansible_python_interpreter": "/usr/bin/python3",
-                "ansible_ssh_private_key_file": str(tmp_path / "client"),
-                "ansible_ssh_common_args":
-                "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
-                " -o LogLevel=ERROR -o ConnectTimeout=10"
-                " -o ServerAliveInterval=5 -o ServerAliveCountMax=3",
-                "ansible_control_path": "%s/cp-%%%%h-%%%%p" % tmp_path,
-                "hypervisor": "localhost", "domain_name": "hl-x",
-                "guest_console_from": len(EARLIER.encode())}}}}}}
-    (tmp_path / "hosts.yml").write_text(json.dumps(inv))
+    guest = {
+        "ansible_host": "127.0.0.1", "ansible_port": port,
+        "ansible_user": "root",
+        "ansible_python_interpreter": "/usr/bin/python3",
+        "ansible_ssh_private_key_file": str(tmp_path / "client"),
+        "ansible_ssh_common_args":
+        "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+        " -o LogLevel=ERROR -o ConnectTimeout=10"
+        " -o ServerAliveInterval=5 -o ServerAliveCountMax=3",
+        "ansible_control_path": "%s/cp-%%%%h-%%%%p" % tmp_path,
+        "hypervisor": "localhost", "domain_name": "hl-x",
+        "guest_console_from": len(EARLIER.encode())}
+    write_inventory(tmp_path, gdir, guests={"hl-x": guest},
+                    python="/usr/bin/python3")
     extra = {
         "hugelab_repo": TOP, "lab_progress_s": 5, "experiment_timeout_s": 60,
         "guest_workdir": str(workdir),
