@@ -34,7 +34,6 @@ vma the baseline), so one run never decides; fewer than 3 rounds a side
 is inconclusive.
 """
 
-import glob
 import json
 import math
 import os
@@ -43,7 +42,7 @@ import statistics
 
 import numpy as np
 
-from . import maxt
+from . import maxt, rundir
 
 STALL_NS = 2_000_000_000
 PAGE = 2 << 20
@@ -111,18 +110,21 @@ def result_row(doc, name):
     }
 
 
-def rows_of(run_dir):
-    """The map results of a run directory, with the guest that ran them."""
+def run_rows(run):
+    """The map results of a run (rundir.Run), with the guest that ran
+    them."""
     rows = []
-    for path in sorted(glob.glob(os.path.join(run_dir, "guests", "*",
-                                              "results", "map-*.json"))):
-        name = os.path.basename(path)[:-5]
-        with open(path, encoding="utf-8") as f:
-            row = result_row(json.load(f), name)
+    for r in run.results("shmdb"):
+        row = result_row(r.doc, r.name)
         if row:
-            row["guest"] = path.split(os.sep)[-3]
+            row["guest"] = r.guest
             rows.append(row)
     return rows
+
+
+def rows_of(run_dir):
+    """The map results of a run directory."""
+    return run_rows(rundir.load(run_dir))
 
 
 def usable(row):
@@ -402,12 +404,7 @@ def analyse_dir(run_dir):
 
 def analyse_run(run):
     """The map of a run (rundir.Run) holding map results, else None."""
-    rows = []
-    for r in run.results("shmdb"):
-        row = result_row(r.doc, r.name)
-        if row:
-            row["guest"] = r.guest
-            rows.append(row)
+    rows = run_rows(run)
     return analyse(rows) if rows else None
 
 
