@@ -16,9 +16,18 @@ REGRESS_INVENTORY ?= inventories/regress
 REGRESS_ARGS ?=
 export HUGELAB_CACHE
 
-# Fast steps (no guests), then the guest steps in rising cost.
+# Fast steps (no guests).
 CHECK_STEPS := workloads:check kernel-build:check reports:check lint-lab lab-unit
-TEST_STEPS := fresh-root $(CHECK_STEPS) workloads:smoke kernel-build:test e2e e2e-multi-hv
+# make test (tests/run-suite: "A+B,C" runs A beside the chain B then C):
+# kernel-build:test alone (it builds the debug kernels with make -j2 and
+# compares fault latencies), then e2e with the steps that boot no libvirt
+# guest beside it (e2e's guest mostly waits on one TCG vCPU), then
+# e2e-multi-hv alone.
+comma := ,
+empty :=
+space := $(empty) $(empty)
+BESIDE_E2E := fresh-root $(CHECK_STEPS) workloads:smoke
+TEST_STEPS := kernel-build:test e2e+$(subst $(space),$(comma),$(BESIDE_E2E)) e2e-multi-hv
 
 .PHONY: lab test check deps lint-lab lab-unit e2e e2e-rescue e2e-multi-hv teardown fresh-root regress
 
@@ -43,7 +52,7 @@ regress:
 
 LAB_SH := tests/fresh-root images/host-mirror tests/e2e/run tests/e2e/panic tests/e2e/rescue-run \
 	tests/e2e/faults/kill-sshd tests/e2e/faults/fill-disk tests/e2e/faults/hang images/build-base tests/deps.sh \
-	tests/run-suite .ci/run playbooks/roles/host/files/kvm-probe \
+	tests/run-suite .ci/run playbooks/roles/host/files/kvm-probe playbooks/roles/host/files/start-daemon \
 	playbooks/roles/run/files/make-bundle playbooks/roles/run/files/build-selftests \
 	tests/e2e/multi-hv/run tests/e2e/multi-hv/hv2 tests/minbase-tarball playbooks/regress
 LAB_PY := tests/check-tools playbooks/roles/validate/files/validate-inventory tests/e2e/check tests/e2e/check-failure tests/e2e/validate-test \
@@ -54,7 +63,7 @@ LAB_PY := tests/check-tools playbooks/roles/validate/files/validate-inventory te
 	playbooks/tests/test_validate.py playbooks/tests/test_owner.py playbooks/tests/filters.py \
 	playbooks/filter_plugins/hugelab_lab.py playbooks/filter_plugins/hugelab_roles.py \
 	playbooks/tests/test_roles_filters.py playbooks/tests/test_rescue.py playbooks/tests/test_phases.py playbooks/tests/test_batch_collect.py \
-	playbooks/roles/fleet/files/boot-wait tests/e2e/fault-watch
+	playbooks/roles/fleet/files/boot-wait tests/e2e/fault-watch tests/test_run_suite.py
 
 lint-lab:
 	ansible-playbook -i $(INVENTORY) --syntax-check site.yml playbooks/teardown.yml \
@@ -68,7 +77,7 @@ lint-lab:
 # only, no guest; test_owner.py defines and undefines two small domains,
 # never started, when libvirt answers).
 lab-unit:
-	/usr/bin/python3 -m pytest -q -p no:cacheprovider playbooks/tests
+	/usr/bin/python3 -m pytest -q -p no:cacheprovider playbooks/tests tests/test_run_suite.py
 
 e2e:
 	tests/e2e/run
