@@ -433,7 +433,9 @@ def rescue_play(tmp_path, console, console_from, msg):
                         str(tmp_path / "play.yml")], cwd=TOP, env=env,
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout[-3000:]
-    return json.loads(out.read_text())
+    doc = json.loads(out.read_text())
+    doc["destroyed"] = destroy_ran(p.stdout)
+    return doc
 
 
 EARLIER = ("[    0.0] Linux version 6.1 (an earlier boot)\n"
@@ -478,6 +480,23 @@ def test_rescue_reads_only_this_boots_console(tmp_path):
         ": the guest's disk is full (No space left on "
         "device): failed to transfer file to /root/x: scp: /root/x: No "
         "space left on device"), doc
+
+
+def test_rescue_stops_whom_it_gives_up(tmp_path):
+    """The rescue stops the domain of a guest that panicked, hung, became
+    unreachable or whose disk is full (it can run nothing more: measured
+    on a guest, rescue-during-20261207T153615Z, where it was left
+    running), not one whose experiment merely failed (its user may log in
+    and look)."""
+    doc = rescue_play(tmp_path, LATER, 0, LOST)
+    assert doc["status"] == "unreachable" and doc["destroyed"], doc
+    doc = rescue_play(tmp_path, LATER, 0, "failed to transfer file to "
+                      "/root/x: dd: error writing '/root/x': No space "
+                      "left on device")
+    assert doc["status"] == "fail" and doc["destroyed"], doc
+    doc = rescue_play(tmp_path, LATER, 0, "hl-x: experiments not ok: "
+                      "selftests (fail)")
+    assert doc["status"] == "fail" and not doc["destroyed"], doc
 
 
 def test_fleet_and_batch_set_the_console_position():
