@@ -361,6 +361,12 @@ def lab_run_guest_status(lines, status, exp_status, unreachable):
 DISK_FULL = re.compile(r'No space left on device|\[Errno 28\]')
 
 
+def lab_disk_full(text):
+    """Whether a failure's text shows the guest's disk is full (the
+    rescue stops such a guest: it can run nothing more)."""
+    return DISK_FULL.search(str(text or '')) is not None
+
+
 def lab_error_text(result):
     """One line of what went wrong in a task result: its msg and the last
     line of its module_stderr, module_stdout or stderr (a MODULE
@@ -378,7 +384,7 @@ def lab_error_text(result):
             parts.append(tail[-1])
             break
     text = ': '.join(p for p in parts if p)
-    if DISK_FULL.search(text):
+    if lab_disk_full(text):
         text = "the guest's disk is full (No space left on device): " + text
     return text
 
@@ -746,6 +752,7 @@ class FilterModule(object):
             'lab_exp_deadline': lab_exp_deadline,
             'lab_run_guest_status': lab_run_guest_status,
             'lab_error_text': lab_error_text,
+            'lab_disk_full': lab_disk_full,
             'lab_wait_failure': lab_wait_failure,
             'lab_fetch_note': lab_fetch_note,
             'lab_fleet_pools': lab_fleet_pools,

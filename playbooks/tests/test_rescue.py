@@ -603,6 +603,9 @@ def test_errors_name_a_full_disk():
         "the guest's disk is full (No space left on device): MODULE "
         "FAILURE See stdout/stderr for the exact error: OSError: [Errno "
         "28] No space left on device")
+    assert F.lab_disk_full(F.lab_error_text(start))
+    assert not F.lab_disk_full("hl-x: experiments not ok: selftests (fail)")
+    assert not F.lab_disk_full(None)
     assert F.lab_error_text({"msg": "x", "stderr": "x"}) == "x"
     assert F.lab_error_text({}) == "" and F.lab_error_text(None) == ""
 
