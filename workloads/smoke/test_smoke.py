@@ -14,6 +14,7 @@ import os
 import struct
 import subprocess
 import tempfile
+import time
 import unittest
 from contextlib import redirect_stdout
 
@@ -33,6 +34,7 @@ def load(name):
 collect = load('collect')
 check = load('check')
 pvh = load('pvh-vmlinux')
+watch = load('watch')
 
 
 def channel(doc_bytes, name='exp', rc=0, corrupt=False):
@@ -204,6 +206,54 @@ class TestEmulatorFault(unittest.TestCase):
         self.assertFalse(retry('timeout', 1, f, ok, True))
         self.assertFalse(retry('fail', 0, [], ok, True))
 
+    def test_fallout_of_a_fault_is_retried(self):
+        # CI proof run 20261207T174721Z: the fault came first, then three
+        # oopses on the frame it left, then a hang to --timeout.
+        lines = self.lines(testdata('emulator-fallout.console'))
+        emulated = collect.emulator_faults(lines)
+        self.assertEqual(collect.scan_console(lines)[0], 5)
+        self.assertEqual(len(emulated), 1)
+        self.assertTrue(collect.first_finding_emulated(lines, emulated))
+        exps = [{'status': 'ok'}, {'status': 'missing'}]
+        for status in ('timeout', 'panic', 'fail'):
+            self.assertEqual(
+                collect.retry_reason(status, 5, emulated, exps, False, True,
+                                     fallout=True),
+                'emulator fault, then its fallout')
+        self.assertIsNone(collect.retry_reason('timeout', 5, emulated, exps,
+                                               False, True))
+
+    def test_kernel_finding_before_the_fault_is_no_fallout(self):
+        lines = self.lines(testdata('emulator-fallout.console'))
+        lines.insert(1, '[   90.000001] WARNING: CPU: 0 PID: 9 at '
+                     'mm/hugetlb.c:5110 __unmap_hugepage_range+0x1/0x2')
+        emulated = collect.emulator_faults(lines)
+        self.assertEqual(len(emulated), 1)
+        self.assertFalse(collect.first_finding_emulated(lines, emulated))
+        self.assertFalse(collect.first_finding_emulated(
+            ['[ 1.0] fine'], []))
+
+
+class TestWatch(unittest.TestCase):
+    """smoke/watch stops a guest hung after an oops, nothing else."""
+
+    def test_oops_lines(self):
+        text = testdata('emulator-fallout.console')
+        self.assertEqual(watch.first_oops(text),
+                         '[   91.194257] Oops: Oops: 0000 [#1] PREEMPT SMP '
+                         'NOPTI')
+        # A warning is no oops; program and init output are not the kernel.
+        self.assertIsNone(watch.first_oops(
+            testdata('emulator-fault.console')))
+        self.assertIsNone(watch.first_oops('|| [ 1.0] Oops: fake\n'
+                                           'hugelab-init: Oops\n'))
+
+    def test_stop_only_after_quiet(self):
+        oops = '[ 1.0] Oops: 0000'
+        self.assertFalse(watch.should_stop(None, 1000, 0, 60))
+        self.assertFalse(watch.should_stop(oops, 59, 0, 60))
+        self.assertTrue(watch.should_stop(oops, 60, 0, 60))
+
 
 FAKE_QEMU = r"""#!/bin/sh
 # Stand-in for qemu-system-x86_64: the boot numbered by $COUNT writes
@@ -224,6 +274,10 @@ if [ "$chan" = full ]; then
 @@HUGELAB EXP name=e rc=0 start=1 end=2
 @@HUGELAB DONE uptime=3.0
 ' >"$2"
+elif [ "$chan" = hang ]; then
+  # User space started, then the guest hangs without a word.
+  printf '@@HUGELAB BOOT uptime=1.0 release=6.1.0-x\n' >"$2"
+  exec sleep 120
 else
   : >"$2"
 fi
@@ -234,7 +288,7 @@ class TestBootRetry(unittest.TestCase):
     """smoke/boot boots again once after an emulator fault, never more,
     with QEMU and busybox stood in (no guest)."""
 
-    def boot(self, consoles, channels=()):
+    def boot(self, consoles, channels=(), extra=()):
         tmp = tempfile.mkdtemp()
         fakes = os.path.join(tmp, 'bin')
         os.mkdir(fakes)
@@ -262,7 +316,8 @@ class TestBootRetry(unittest.TestCase):
             [os.path.join(HERE, 'boot'), '--kernel',
              os.path.join(tmp, 'vmlinuz'), '--name', 'g', '--out',
              os.path.join(tmp, 'run'), '--bin', os.path.join(tmp, 'progs'),
-             '--no-pvh', '--timeout', '60', os.path.join(tmp, 'exps')],
+             '--no-pvh', '--timeout', '60'] + list(extra) +
+            [os.path.join(tmp, 'exps')],
             env=env, capture_output=True, text=True, check=False)
         with open(env['COUNT']) as f:
             boots = int(f.read())
@@ -300,6 +355,45 @@ class TestBootRetry(unittest.TestCase):
         panic = '[ 9.0] Kernel panic - not syncing: Fatal exception\n'
         rc, boots, doc, _ = self.boot([panic, '[ 1.0] fine\n'])
         self.assertEqual((rc, boots, doc['status']), (1, 1, 'panic'))
+
+    def test_hang_after_fault_fallout_stopped_and_booted_again(self):
+        fallout = testdata('emulator-fallout.console')
+        t0 = time.monotonic()
+        rc, boots, doc, _ = self.boot([fallout, '[ 1.0] fine\n'],
+                                      channels=['hang'],
+                                      extra=['--oops-quiet', '2'])
+        self.assertLess(time.monotonic() - t0, 30)      # not --timeout 60
+        self.assertEqual((rc, boots, doc['status']), (0, 2, 'ok'))
+        d = doc['discarded_attempts'][0]
+        self.assertEqual((d['reason'], d['status']),
+                         ('emulator fault, then its fallout', 'timeout'))
+        with open(d['guest_json']) as f:
+            first = json.load(f)
+        self.assertIn('quiet for 2 s after a kernel oops', first['stopped'])
+        self.assertIn('Oops: Oops: 0000', first['stopped'])
+
+    def test_hang_after_kernel_oops_stopped_not_retried(self):
+        oops = ('[ 5.0] BUG: kernel NULL pointer dereference\n'
+                '[ 5.0] Oops: 0000 [#1] PREEMPT SMP NOPTI\n')
+        t0 = time.monotonic()
+        rc, boots, doc, _ = self.boot([oops, '[ 1.0] fine\n'],
+                                      channels=['hang'],
+                                      extra=['--oops-quiet', '2'])
+        self.assertLess(time.monotonic() - t0, 30)
+        self.assertEqual((rc, boots, doc['status']), (1, 1, 'timeout'))
+        self.assertIn('stopped by smoke/watch', doc['stopped'])
+
+    def test_expected_warnings_after_a_fault_are_not_met(self):
+        # A stock guest expects kernel warnings: the fallout of an emulator
+        # fault is none of them; the boot is repeated and the next one
+        # (no findings) does not meet the expectation either.
+        fallout = testdata('emulator-fallout.console')
+        rc, boots, doc, _ = self.boot([fallout, '[ 1.0] fine\n'],
+                                      channels=['full', 'full'],
+                                      extra=['--expect-kernel-warnings'])
+        self.assertEqual((rc, boots), (1, 2))
+        self.assertEqual(doc['discarded_attempts'][0]['reason'],
+                         'emulator fault, then its fallout')
 
     def test_kernel_finding_is_not_retried(self):
         fault = testdata('emulator-fault.console').replace(
