@@ -25,6 +25,8 @@ playbooks/tests/test_roles_filters.py).
   task result on the guest (ENOSPC named; also a failed guest's failure,
   playbooks/tasks/guest-failed.yml), why the wait for an experiment gave
   the guest up, why its result was not fetched (the run role);
+- lab_job_result: an async job's result from the line job-wait printed
+  (the job_wait role);
 - lab_fleet_pools: a guest's hugepage pools on its kernel command line (the
   fleet role's fleet_pools);
 - lab_peers: the guests of a hypervisor in a play (site.yml's lab_peers);
@@ -62,6 +64,14 @@ playbooks/tests/test_roles_filters.py).
 """
 import json
 import re
+
+try:
+    # What a guest printed is data, never a template (Ansible marks
+    # registered results so; a filter's fresh strings must be marked too).
+    from ansible.utils.unsafe_proxy import wrap_var
+except ImportError:     # the unit tests without Ansible
+    def wrap_var(v):
+        return v
 
 # Terminal escape sequences, dropped from guest.json's console excerpt.
 ANSI = re.compile('\x1b\\[[0-9;]*[A-Za-z]')
@@ -400,6 +410,29 @@ def lab_wait_failure(tick, result, name, what):
             return lab_unreachable_msg(r, name, 'run: wait for ' + what)
     why = lab_error_text(result) or 'no job status'
     return '%s: %s did not finish: %s' % (name, what, why)
+
+
+def lab_job_result(lines, jid):
+    """The async job's result as async_status returns it, from the
+    "result JSON" line job-wait prints when the job has finished
+    (playbooks/roles/job_wait/files/job-wait), else {} (no such line, or
+    not a JSON mapping): finished 1, the job id, and stdout_lines /
+    stderr_lines split from stdout / stderr."""
+    for line in lines or []:
+        if not isinstance(line, str) or not line.startswith('result '):
+            continue
+        try:
+            doc = json.loads(line[len('result '):])
+        except ValueError:
+            return {}
+        if not isinstance(doc, dict):
+            return {}
+        doc = dict(doc, finished=1, ansible_job_id=jid)
+        for key in ('stdout', 'stderr'):
+            if isinstance(doc.get(key), str) and key + '_lines' not in doc:
+                doc[key + '_lines'] = doc[key].splitlines()
+        return wrap_var(doc)
+    return {}
 
 
 def lab_fetch_note(name, fetched):
@@ -754,6 +787,7 @@ class FilterModule(object):
             'lab_error_text': lab_error_text,
             'lab_disk_full': lab_disk_full,
             'lab_wait_failure': lab_wait_failure,
+            'lab_job_result': lab_job_result,
             'lab_fetch_note': lab_fetch_note,
             'lab_fleet_pools': lab_fleet_pools,
             'lab_peers': lab_peers,

@@ -764,3 +764,66 @@ def test_build_whens_as_old_jinja():
                            variables)
     assert F.lab_guest_programs(["g1", "g4", "g5"], hostvars) == [
         "shmdb", "racer", "crash", "pgbench", "selftest"]
+
+
+JOB_WAIT = os.path.join(TOP, "playbooks", "roles", "job_wait", "files",
+                        "job-wait")
+
+
+def job_wait(tmp_path, doc):
+    """Run job-wait on a status file holding doc (None: no file)."""
+    import subprocess
+    adir = tmp_path / "async"
+    adir.mkdir()
+    if doc is not None:
+        (adir / "123.456").write_text(json.dumps(doc))
+    r = subprocess.run(["python3", JOB_WAIT, "123.456", "5", "0", "exp"],
+                       env=dict(os.environ, ANSIBLE_ASYNC_DIR=str(adir)),
+                       capture_output=True, text=True, check=True,
+                       timeout=60)
+    return r.stdout.splitlines()
+
+
+def test_job_result_as_async_status_gives_it(tmp_path):
+    # The command module's document as async_wrapper writes it.
+    doc = {"changed": True, "rc": 124, "stdout": "", "delta": "0:00:30.1",
+           "stderr": "timeout: sending signal TERM to command 'x'\n",
+           "msg": "non-zero return code", "cmd": ["timeout", "x"]}
+    lines = job_wait(tmp_path, doc)
+    assert lines[-1] == "finished"
+    r = F.lab_job_result(lines, "123.456")
+    assert r["finished"] == 1 and r["ansible_job_id"] == "123.456"
+    assert (r["rc"], r["delta"], r["msg"]) == (124, "0:00:30.1",
+                                               "non-zero return code")
+    assert r["stderr_lines"] == [
+        "timeout: sending signal TERM to command 'x'"]
+    assert r["stdout_lines"] == []
+    # The async limit's document (no stdout): kept as it is.
+    limit = {"failed": 1, "finished": 1, "msg": "Timeout exceeded"}
+    r = F.lab_job_result(["result " + json.dumps(limit), "finished"], "j")
+    assert (r["msg"], r["finished"]) == ("Timeout exceeded", 1)
+    assert "stdout_lines" not in r
+
+
+def test_job_result_asks_again_when_the_wait_read_none(tmp_path):
+    # No status file: finished for the wait, async_status must tell why.
+    lines = job_wait(tmp_path, None)
+    assert lines[-1] == "finished"
+    assert F.lab_job_result(lines, "123.456") == {}
+    # A job still running prints no result (the wait gives up after 5 s).
+    sub = tmp_path / "running"
+    sub.mkdir()
+    running = job_wait(sub, {"started": 1, "finished": 0})
+    assert "finished" not in running
+    assert F.lab_job_result(running, "123.456") == {}
+    assert F.lab_job_result(["result {not json", "finished"], "j") == {}
+    assert F.lab_job_result(["result [1, 2]", "finished"], "j") == {}
+    assert F.lab_job_result(None, "j") == {}
+
+
+def test_job_result_is_no_template():
+    # A job's output that looks like Jinja stays text (wrap_var).
+    r = F.lab_job_result(['result {"rc": 0, "stdout": "{{ lookup(1) }}"}'],
+                         "j")
+    assert type(r["stdout"]).__name__ == "AnsibleUnsafeText"
+    assert type(r["stdout_lines"][0]).__name__ == "AnsibleUnsafeText"
