@@ -283,3 +283,19 @@ def test_unknown_key_guest_is_not_asked_further():
     v.per_guest()
     assert "hl-b" in v.good and "hl-b" not in v.shaped
     assert "hl-c" in v.shaped
+
+
+def test_stop_after_batch_takes_a_boolean_or_its_word():
+    for good in (True, False, "true", "false"):
+        d = doc()
+        d["lab"]["lab_stop_after_batch"] = good
+        v = VI.Validator(d)
+        v.lab_keys()
+        assert v.errors == [], good
+    d = doc()
+    d["lab"]["lab_stop_after_batch"] = "flase"
+    v = VI.Validator(d)
+    v.lab_keys()
+    assert v.errors == ["controller: lab_stop_after_batch: 'flase' is not "
+                        "allowed (allowed: true or false (power a guest off "
+                        "when its batch ends))"]
