@@ -285,17 +285,17 @@ def test_unknown_key_guest_is_not_asked_further():
     assert "hl-c" in v.shaped
 
 
-def test_stop_after_batch_takes_a_boolean_or_its_word():
-    for good in (True, False, "true", "false"):
-        d = doc()
-        d["lab"]["lab_stop_after_batch"] = good
+def test_stop_after_batch_takes_a_boolean_or_its_word(inv):
+    def errors(value):
+        d = dict(doc(), inventory_sources=[inv],
+                 groups={"all": ["localhost", "hl-a"],
+                         "hypervisors": ["localhost"], "guests": ["hl-a"]},
+                 lab_values={"hl-a": {"lab_stop_after_batch": value}})
         v = VI.Validator(d)
         v.lab_keys()
-        assert v.errors == [], good
-    d = doc()
-    d["lab"]["lab_stop_after_batch"] = "flase"
-    v = VI.Validator(d)
-    v.lab_keys()
-    assert v.errors == ["controller: lab_stop_after_batch: 'flase' is not "
-                        "allowed (allowed: true or false (power a guest off "
-                        "when its batch ends))"]
+        return v.errors
+    for good in (True, False, "true", "false"):
+        assert errors(good) == [], good
+    assert [e.split(" [set in")[0] for e in errors("flase")] == [
+        "hl-a: lab_stop_after_batch: 'flase' is not allowed (allowed: true "
+        "or false (power a guest off when its batch ends))"]
